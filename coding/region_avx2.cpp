@@ -1,0 +1,125 @@
+// AVX2 kernels: split nibble tables looked up with PSHUFB, 32 bytes per step.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "coding/region_blocking.hpp"
+#include "coding/region_coef_tables.hpp"
+#include "coding/region_levels.hpp"
+
+namespace ncast::gf::detail {
+namespace {
+
+constexpr std::size_t kVec = 32;
+// Outputs kept in registers per pass: 4 accumulators plus tables and nibbles fit the 16 ymm.
+constexpr std::size_t kGroup = 4;
+
+struct Tables {
+  __m256i lo, hi;
+};
+
+Tables tables_for(std::uint8_t c) {
+  const NibbleTable& t = kNibbleTable[c];
+  return {_mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lo.data()))),
+          _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.hi.data())))};
+}
+
+struct Nibbles {
+  __m256i lo, hi;
+};
+
+Nibbles split(__m256i x) {
+  const __m256i mask = _mm256_set1_epi8(0x0f);
+  return {_mm256_and_si256(x, mask), _mm256_and_si256(_mm256_srli_epi16(x, 4), mask)};
+}
+
+__m256i times(const Nibbles& x, const Tables& t) {
+  return _mm256_xor_si256(_mm256_shuffle_epi8(t.lo, x.lo), _mm256_shuffle_epi8(t.hi, x.hi));
+}
+
+__m256i load(const std::uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+void store(std::uint8_t* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+
+void mul(std::uint8_t* dst, const std::uint8_t* src, std::uint8_t c, std::size_t len) {
+  const Tables t = tables_for(c);
+  std::size_t i = 0;
+  for (; i + kVec <= len; i += kVec) store(dst + i, times(split(load(src + i)), t));
+  const std::uint8_t* row = mul_row(c);
+  for (; i < len; ++i) dst[i] = row[src[i]];
+}
+
+void mul_add(std::uint8_t* dst, const std::uint8_t* src, std::uint8_t c, std::size_t len) {
+  if (c == 0) return;
+  const Tables t = tables_for(c);
+  std::size_t i = 0;
+  for (; i + kVec <= len; i += kVec) store(dst + i, _mm256_xor_si256(load(dst + i), times(split(load(src + i)), t)));
+  const std::uint8_t* row = mul_row(c);
+  for (; i < len; ++i) dst[i] ^= row[src[i]];
+}
+
+// G outputs over columns [off, off + n) of k sources; tabs holds G table pairs per source,
+// source-major; coefs (row stride k) serves the scalar tail.
+template <std::size_t G>
+void dot_group(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::size_t k, const Tables* tabs,
+               const std::uint8_t* coefs, std::size_t off, std::size_t n, bool accumulate) {
+  const std::size_t end = off + n;
+  std::size_t pos = off;
+  for (; pos + kVec <= end; pos += kVec) {
+    __m256i a[G];
+    for (std::size_t g = 0; g < G; ++g) a[g] = accumulate ? load(dsts[g] + pos) : _mm256_setzero_si256();
+    const Tables* t = tabs;
+    for (std::size_t s = 0; s < k; ++s, t += G) {
+      const Nibbles x = split(load(srcs[s] + pos));
+      for (std::size_t g = 0; g < G; ++g) a[g] = _mm256_xor_si256(a[g], times(x, t[g]));
+    }
+    for (std::size_t g = 0; g < G; ++g) store(dsts[g] + pos, a[g]);
+  }
+  for (; pos < end; ++pos)
+    for (std::size_t g = 0; g < G; ++g) {
+      std::uint8_t acc = accumulate ? dsts[g][pos] : 0;
+      for (std::size_t s = 0; s < k; ++s) acc ^= gf::mul(coefs[g * k + s], srcs[s][pos]);
+      dsts[g][pos] = acc;
+    }
+}
+
+using GroupFn = void (*)(std::uint8_t* const*, const std::uint8_t* const*, std::size_t, const Tables*,
+                         const std::uint8_t*, std::size_t, std::size_t, bool);
+constexpr GroupFn kGroupFns[kGroup + 1] = {nullptr, dot_group<1>, dot_group<2>, dot_group<3>, dot_group<4>};
+
+void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* const* srcs, std::size_t k,
+               const std::uint8_t* coefs, std::size_t len, bool accumulate) {
+  if (m == 0 || len == 0) return;
+  if (k == 0) {
+    if (!accumulate)
+      for (std::size_t i = 0; i < m; ++i) std::fill_n(dsts[i], len, std::uint8_t{0});
+    return;
+  }
+  thread_local std::vector<Tables> tabs;
+  tabs.resize(m * k);
+  for (std::size_t g0 = 0; g0 < m; g0 += kGroup) {
+    const std::size_t gs = std::min(kGroup, m - g0);
+    Tables* out = tabs.data() + g0 * k;
+    for (std::size_t s = 0; s < k; ++s)
+      for (std::size_t g = 0; g < gs; ++g) out[s * gs + g] = tables_for(coefs[(g0 + g) * k + s]);
+  }
+  const std::size_t chunk = column_chunk(k);
+  for (std::size_t off = 0; off < len; off += chunk) {
+    const std::size_t n = std::min(chunk, len - off);
+    for (std::size_t g0 = 0; g0 < m; g0 += kGroup) {
+      const std::size_t gs = std::min(kGroup, m - g0);
+      kGroupFns[gs](dsts + g0, srcs, k, tabs.data() + g0 * k, coefs + g0 * k, off, n, accumulate);
+    }
+  }
+}
+
+void dot(std::uint8_t* dst, const std::uint8_t* const* srcs, const std::uint8_t* coefs, std::size_t k,
+         std::size_t len) {
+  dot_multi(&dst, 1, srcs, k, coefs, len, false);
+}
+
+}  // namespace
+
+const RegionKernels kAvx2Kernels{Level::avx2, mul, mul_add, dot, dot_multi};
+
+}  // namespace ncast::gf::detail

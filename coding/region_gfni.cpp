@@ -1,0 +1,133 @@
+// AVX-512 + GFNI kernels: one gf2p8affineqb per 64 source bytes per coefficient.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "coding/region_blocking.hpp"
+#include "coding/region_coef_tables.hpp"
+#include "coding/region_levels.hpp"
+
+namespace ncast::gf::detail {
+namespace {
+
+constexpr std::size_t kVec = 64;
+// Outputs kept in registers per pass over a chunk: 2 × 8 accumulators of 32 zmm.
+constexpr std::size_t kGroup = 8;
+
+__mmask64 tail_mask(std::size_t n) { return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1; }
+
+__m512i times(__m512i x, std::uint64_t matrix) {
+  return _mm512_gf2p8affine_epi64_epi8(x, _mm512_set1_epi64(static_cast<long long>(matrix)), 0);
+}
+
+void mul(std::uint8_t* dst, const std::uint8_t* src, std::uint8_t c, std::size_t len) {
+  const __m512i a = _mm512_set1_epi64(static_cast<long long>(kAffineMatrix[c]));
+  std::size_t i = 0;
+  for (; i + kVec <= len; i += kVec)
+    _mm512_storeu_si512(dst + i, _mm512_gf2p8affine_epi64_epi8(_mm512_loadu_si512(src + i), a, 0));
+  if (i < len) {
+    const __mmask64 k = tail_mask(len - i);
+    _mm512_mask_storeu_epi8(dst + i, k, _mm512_gf2p8affine_epi64_epi8(_mm512_maskz_loadu_epi8(k, src + i), a, 0));
+  }
+}
+
+void mul_add(std::uint8_t* dst, const std::uint8_t* src, std::uint8_t c, std::size_t len) {
+  if (c == 0) return;
+  const __m512i a = _mm512_set1_epi64(static_cast<long long>(kAffineMatrix[c]));
+  std::size_t i = 0;
+  for (; i + kVec <= len; i += kVec) {
+    const __m512i p = _mm512_gf2p8affine_epi64_epi8(_mm512_loadu_si512(src + i), a, 0);
+    _mm512_storeu_si512(dst + i, _mm512_xor_si512(_mm512_loadu_si512(dst + i), p));
+  }
+  if (i < len) {
+    const __mmask64 k = tail_mask(len - i);
+    const __m512i p = _mm512_gf2p8affine_epi64_epi8(_mm512_maskz_loadu_epi8(k, src + i), a, 0);
+    _mm512_mask_storeu_epi8(dst + i, k, _mm512_xor_si512(_mm512_maskz_loadu_epi8(k, dst + i), p));
+  }
+}
+
+// G outputs over columns [off, off + n) of k sources; mats holds G matrices per source, source-major.
+template <std::size_t G>
+void dot_group(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::size_t k,
+               const std::uint64_t* mats, std::size_t off, std::size_t n, bool accumulate) {
+  const std::size_t end = off + n;
+  std::size_t pos = off;
+  // Two vectors per step so each broadcast matrix serves 128 bytes.
+  for (; pos + 2 * kVec <= end; pos += 2 * kVec) {
+    __m512i a[G], b[G];
+    for (std::size_t g = 0; g < G; ++g) {
+      a[g] = accumulate ? _mm512_loadu_si512(dsts[g] + pos) : _mm512_setzero_si512();
+      b[g] = accumulate ? _mm512_loadu_si512(dsts[g] + pos + kVec) : _mm512_setzero_si512();
+    }
+    const std::uint64_t* mat = mats;
+    for (std::size_t s = 0; s < k; ++s, mat += G) {
+      const __m512i x = _mm512_loadu_si512(srcs[s] + pos);
+      const __m512i y = _mm512_loadu_si512(srcs[s] + pos + kVec);
+      for (std::size_t g = 0; g < G; ++g) {
+        const __m512i mg = _mm512_set1_epi64(static_cast<long long>(mat[g]));
+        a[g] = _mm512_xor_si512(a[g], _mm512_gf2p8affine_epi64_epi8(x, mg, 0));
+        b[g] = _mm512_xor_si512(b[g], _mm512_gf2p8affine_epi64_epi8(y, mg, 0));
+      }
+    }
+    for (std::size_t g = 0; g < G; ++g) {
+      _mm512_storeu_si512(dsts[g] + pos, a[g]);
+      _mm512_storeu_si512(dsts[g] + pos + kVec, b[g]);
+    }
+  }
+  for (; pos < end; pos += kVec) {
+    const __mmask64 km = tail_mask(end - pos);
+    __m512i a[G];
+    for (std::size_t g = 0; g < G; ++g)
+      a[g] = accumulate ? _mm512_maskz_loadu_epi8(km, dsts[g] + pos) : _mm512_setzero_si512();
+    const std::uint64_t* mat = mats;
+    for (std::size_t s = 0; s < k; ++s, mat += G) {
+      const __m512i x = _mm512_maskz_loadu_epi8(km, srcs[s] + pos);
+      for (std::size_t g = 0; g < G; ++g) a[g] = _mm512_xor_si512(a[g], times(x, mat[g]));
+    }
+    for (std::size_t g = 0; g < G; ++g) _mm512_mask_storeu_epi8(dsts[g] + pos, km, a[g]);
+  }
+}
+
+using GroupFn = void (*)(std::uint8_t* const*, const std::uint8_t* const*, std::size_t, const std::uint64_t*,
+                         std::size_t, std::size_t, bool);
+constexpr GroupFn kGroupFns[kGroup + 1] = {nullptr,         dot_group<1>, dot_group<2>, dot_group<3>, dot_group<4>,
+                                           dot_group<5>,    dot_group<6>, dot_group<7>, dot_group<8>};
+
+void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* const* srcs, std::size_t k,
+               const std::uint8_t* coefs, std::size_t len, bool accumulate) {
+  if (m == 0 || len == 0) return;
+  if (k == 0) {
+    if (!accumulate)
+      for (std::size_t i = 0; i < m; ++i) std::fill_n(dsts[i], len, std::uint8_t{0});
+    return;
+  }
+  // Matrices laid out group by group, source-major inside a group, as dot_group reads them.
+  thread_local std::vector<std::uint64_t> mats;
+  mats.resize(m * k);
+  for (std::size_t g0 = 0; g0 < m; g0 += kGroup) {
+    const std::size_t gs = std::min(kGroup, m - g0);
+    std::uint64_t* out = mats.data() + g0 * k;
+    for (std::size_t s = 0; s < k; ++s)
+      for (std::size_t g = 0; g < gs; ++g) out[s * gs + g] = kAffineMatrix[coefs[(g0 + g) * k + s]];
+  }
+  const std::size_t chunk = column_chunk(k);
+  for (std::size_t off = 0; off < len; off += chunk) {
+    const std::size_t n = std::min(chunk, len - off);
+    for (std::size_t g0 = 0; g0 < m; g0 += kGroup) {
+      const std::size_t gs = std::min(kGroup, m - g0);
+      kGroupFns[gs](dsts + g0, srcs, k, mats.data() + g0 * k, off, n, accumulate);
+    }
+  }
+}
+
+void dot(std::uint8_t* dst, const std::uint8_t* const* srcs, const std::uint8_t* coefs, std::size_t k,
+         std::size_t len) {
+  dot_multi(&dst, 1, srcs, k, coefs, len, false);
+}
+
+}  // namespace
+
+const RegionKernels kAvx512GfniKernels{Level::avx512_gfni, mul, mul_add, dot, dot_multi};
+
+}  // namespace ncast::gf::detail

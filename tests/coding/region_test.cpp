@@ -1,0 +1,211 @@
+// Every region kernel at every level this CPU has, against a per-byte reference on random data.
+#include "coding/region.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/coding/gf_reference.hpp"
+
+namespace ncast::gf {
+namespace {
+
+using testing::slow_mul;
+
+constexpr std::size_t kGuard = 64;
+const std::size_t kLengths[] = {0, 1, 2, 15, 16, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 1000, 4096, 65537};
+const std::size_t kMisalign[] = {0, 1, 7, 13, 31, 63};
+
+// A region at a chosen misalignment inside a buffer whose other bytes are poison that must survive.
+class Region {
+ public:
+  Region(std::size_t len, std::size_t misalign, std::mt19937_64& rng)
+      : len_(len), offset_(kGuard + misalign), bytes_(len + 2 * kGuard + misalign) {
+    for (auto& b : bytes_) b = static_cast<std::uint8_t>(rng());
+    copy_ = bytes_;
+  }
+  std::uint8_t* data() { return bytes_.data() + offset_; }
+  std::vector<std::uint8_t> contents() const {
+    return {bytes_.begin() + static_cast<long>(offset_), bytes_.begin() + static_cast<long>(offset_ + len_)};
+  }
+  bool guards_intact() const {
+    for (std::size_t i = 0; i < bytes_.size(); ++i)
+      if ((i < offset_ || i >= offset_ + len_) && bytes_[i] != copy_[i]) return false;
+    return true;
+  }
+
+ private:
+  std::size_t len_, offset_;
+  std::vector<std::uint8_t> bytes_, copy_;
+};
+
+class RegionKernelTest : public ::testing::TestWithParam<Level> {
+ protected:
+  const RegionKernels& k() const { return kernels_for(GetParam()); }
+  std::mt19937_64 rng{static_cast<std::uint64_t>(GetParam()) * 7919 + 1};
+  std::uint8_t random_coef() {
+    // 0 and 1 are special cases for some kernels; give them a fair share.
+    const unsigned r = rng() % 8;
+    return r == 0 ? 0 : r == 1 ? 1 : static_cast<std::uint8_t>(rng());
+  }
+};
+
+TEST_P(RegionKernelTest, MulAndMulAdd) {
+  for (std::size_t len : kLengths)
+    for (std::size_t mis : kMisalign) {
+      const std::uint8_t c = random_coef();
+      Region src(len, (mis * 3) % 64, rng), dst(len, mis, rng), acc(len, mis, rng);
+      const auto before = acc.contents();
+      k().mul(dst.data(), src.data(), c, len);
+      k().mul_add(acc.data(), src.data(), c, len);
+      const auto s = src.contents(), d = dst.contents(), a = acc.contents();
+      for (std::size_t i = 0; i < len; ++i) {
+        ASSERT_EQ(d[i], slow_mul(c, s[i])) << "mul len=" << len << " i=" << i << " c=" << int(c);
+        ASSERT_EQ(a[i], before[i] ^ slow_mul(c, s[i])) << "mul_add len=" << len << " i=" << i;
+      }
+      ASSERT_TRUE(dst.guards_intact() && acc.guards_intact()) << "wrote outside len=" << len;
+    }
+}
+
+TEST_P(RegionKernelTest, MulInPlace) {
+  for (std::size_t len : kLengths) {
+    Region r(len, 5, rng);
+    const auto before = r.contents();
+    const std::uint8_t c = static_cast<std::uint8_t>(rng() | 2);
+    k().mul(r.data(), r.data(), c, len);
+    const auto after = r.contents();
+    for (std::size_t i = 0; i < len; ++i) ASSERT_EQ(after[i], slow_mul(c, before[i]));
+  }
+}
+
+// Checks dot_multi (and dot when m == 1) for k sources and m outputs over len bytes.
+void check_dot(const RegionKernels& kern, std::size_t k, std::size_t m, std::size_t len, bool accumulate,
+               bool single, std::mt19937_64& rng) {
+  std::vector<Region> srcs, dsts;
+  for (std::size_t j = 0; j < k; ++j) srcs.emplace_back(len, (j * 11) % 64, rng);
+  for (std::size_t i = 0; i < m; ++i) dsts.emplace_back(len, (i * 5 + 3) % 64, rng);
+  std::vector<std::uint8_t> coefs(m * k);
+  for (auto& c : coefs) c = (rng() % 10 == 0) ? static_cast<std::uint8_t>(rng() % 2) : static_cast<std::uint8_t>(rng());
+  std::vector<std::vector<std::uint8_t>> before;
+  for (auto& d : dsts) before.push_back(d.contents());
+  std::vector<const std::uint8_t*> sp;
+  std::vector<std::uint8_t*> dp;
+  for (auto& s : srcs) sp.push_back(s.data());
+  for (auto& d : dsts) dp.push_back(d.data());
+
+  if (single) kern.dot(dp[0], sp.data(), coefs.data(), k, len);
+  else kern.dot_multi(dp.data(), m, sp.data(), k, coefs.data(), len, accumulate);
+
+  std::vector<std::vector<std::uint8_t>> s;
+  for (auto& r : srcs) s.push_back(r.contents());
+  for (std::size_t i = 0; i < m; ++i) {
+    const auto got = dsts[i].contents();
+    for (std::size_t b = 0; b < len; ++b) {
+      std::uint8_t want = accumulate ? before[i][b] : 0;
+      for (std::size_t j = 0; j < k; ++j) want ^= slow_mul(coefs[i * k + j], s[j][b]);
+      ASSERT_EQ(got[b], want) << "k=" << k << " m=" << m << " len=" << len << " out=" << i << " byte=" << b
+                              << (accumulate ? " accumulate" : "");
+    }
+    ASSERT_TRUE(dsts[i].guards_intact()) << "k=" << k << " m=" << m << " len=" << len;
+  }
+}
+
+TEST_P(RegionKernelTest, DotSingleOutput) {
+  for (std::size_t k : {1, 2, 3, 10, 33})
+    for (std::size_t len : kLengths) check_dot(this->k(), k, 1, len, false, true, rng);
+}
+
+TEST_P(RegionKernelTest, DotMultiShapes) {
+  // Output counts below, at and above the register groups of every level (4 and 8).
+  for (std::size_t k : {1, 2, 5, 10, 32})
+    for (std::size_t m : {1, 3, 4, 5, 8, 9, 17})
+      for (std::size_t len : {0, 1, 31, 64, 129, 1000})
+        for (bool acc : {false, true}) check_dot(this->k(), k, m, len, acc, false, rng);
+}
+
+TEST_P(RegionKernelTest, DotMultiSpansColumnChunks) {
+  // Long regions cross the cache-blocking chunk boundaries, including a ragged last chunk.
+  check_dot(k(), 10, 4, 3 * 65536 + 77, false, false, rng);
+  check_dot(k(), 130, 12, 2 * 4096 + 65, true, false, rng);
+  check_dot(k(), 600, 3, 1024 * 2 + 1, false, false, rng);
+}
+
+TEST_P(RegionKernelTest, DotWithNoSourcesClearsOrKeeps) {
+  Region d(100, 3, rng);
+  const auto before = d.contents();
+  std::uint8_t* dp = d.data();
+  k().dot_multi(&dp, 1, nullptr, 0, nullptr, 100, true);
+  EXPECT_EQ(d.contents(), before);
+  k().dot_multi(&dp, 1, nullptr, 0, nullptr, 100, false);
+  EXPECT_EQ(d.contents(), std::vector<std::uint8_t>(100, 0));
+}
+
+std::vector<Level> levels() { return {supported_levels().begin(), supported_levels().end()}; }
+
+INSTANTIATE_TEST_SUITE_P(Levels, RegionKernelTest, ::testing::ValuesIn(levels()),
+                         [](const auto& info) {
+                           std::string n(to_string(info.param));
+                           for (auto& ch : n)
+                             if (ch == '-') ch = '_';
+                           return n;
+                         });
+
+TEST(SimdLevel, NamesRoundTrip) {
+  for (Level l : {Level::scalar, Level::avx2, Level::avx512_gfni}) EXPECT_EQ(parse_level(to_string(l)), l);
+  EXPECT_FALSE(parse_level("sse9"));
+  EXPECT_TRUE(cpu_supports(Level::scalar));
+  EXPECT_EQ(supported_levels().front(), Level::scalar);
+  EXPECT_EQ(best_level(), supported_levels().back());
+}
+
+TEST(SimdLevel, UnsupportedLevelIsRefused) {
+  for (Level l : {Level::avx2, Level::avx512_gfni})
+    if (!cpu_supports(l)) {
+      EXPECT_THROW(kernels_for(l), std::runtime_error);
+    }
+}
+
+// The environment variable is read once per process, so each case runs in a fresh child.
+class SimdEnvTest : public ::testing::Test {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+TEST_F(SimdEnvTest, ForcesScalar) {
+  EXPECT_EXIT(
+      {
+        setenv("NCAST_SIMD", "scalar", 1);
+        std::exit(active_level() == Level::scalar && kernels().level == Level::scalar ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(SimdEnvTest, UnknownLevelIsAnError) {
+  EXPECT_EXIT(
+      {
+        setenv("NCAST_SIMD", "sse9", 1);
+        try {
+          active_level();
+        } catch (const std::runtime_error& e) {
+          std::fprintf(stderr, "%s\n", e.what());
+          std::exit(3);
+        }
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(3), "NCAST_SIMD=sse9: unknown level");
+}
+
+TEST_F(SimdEnvTest, UnsetPicksTheBestLevel) {
+  EXPECT_EXIT(
+      {
+        unsetenv("NCAST_SIMD");
+        std::exit(active_level() == best_level() ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+}  // namespace ncast::gf

@@ -1,0 +1,69 @@
+#pragma once
+// What every ncast-bench subcommand shares: options, timing, aligned buffers and the record format.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+namespace ncast::bench {
+
+struct CommonOptions {
+  bool json = false;        // one JSON object per line instead of a table
+  double seconds = 0.5;     // time spent measuring each case (split into trials)
+  int cpu = -1;             // pin the benchmark thread to this CPU (-1: leave it)
+  std::uint64_t seed = 1;   // seed of the random inputs
+};
+
+// Adds --json, --seconds, --cpu and --seed to a subcommand's options.
+void add_common_options(boost::program_options::options_description& desc, CommonOptions& common);
+// Parses argv for a subcommand; prints help and returns false when --help was given.
+// Throws boost::program_options::error on bad input.
+bool parse_options(int argc, char** argv, const std::string& usage,
+                   boost::program_options::options_description& desc, CommonOptions& common);
+
+// Throughput of fn in 10^9 bytes per second, bytes_per_call being what one call processes:
+// the median of five trials after one warm-up call.
+double measure_gb_per_s(const std::function<void()>& fn, double bytes_per_call, double seconds);
+
+// A record is one measured case. Keys every subcommand prints: bench, backend, level, the case
+// parameters, gb_per_s, and where an anchor ran in the same process: anchor, anchor_gb_per_s, ratio.
+using Record = nlohmann::ordered_json;
+
+class Reporter {
+ public:
+  explicit Reporter(const CommonOptions& common) : json_(common.json) {}
+  // Sets ratio from the anchor figure when present, then prints the record (a JSON line or a table row).
+  void emit(Record record);
+
+ private:
+  bool json_;
+  bool header_printed_ = false;
+};
+
+// A 64-byte aligned byte buffer.
+struct AlignedBytes {
+  struct Free {
+    void operator()(std::uint8_t* p) const;
+  };
+  std::unique_ptr<std::uint8_t[], Free> data;
+  std::size_t size = 0;
+  std::uint8_t* get() const { return data.get(); }
+};
+AlignedBytes make_aligned(std::size_t size);
+
+// count buffers of size bytes filled with random bytes from seed.
+std::vector<AlignedBytes> random_buffers(std::size_t count, std::size_t size, std::uint64_t seed);
+std::vector<std::uint8_t> random_bytes(std::size_t count, std::uint64_t seed, bool nonzero = false);
+
+std::vector<const std::uint8_t*> const_pointers(const std::vector<AlignedBytes>& buffers);
+std::vector<std::uint8_t*> pointers(std::vector<AlignedBytes>& buffers);
+
+// Pins the calling thread to cpu (no-op for cpu < 0); throws std::runtime_error when it cannot.
+void pin_to_cpu(int cpu);
+
+}  // namespace ncast::bench

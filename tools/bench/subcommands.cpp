@@ -1,0 +1,12 @@
+#include "tools/bench/subcommands.hpp"
+
+namespace ncast::bench {
+
+std::span<const Subcommand> subcommands() {
+  static constexpr Subcommand kAll[] = {
+    {"gf", "GF(2^8) region kernels per SIMD level, against ISA-L ec_encode_data", run_gf},
+  };
+  return kAll;
+}
+
+}  // namespace ncast::bench
