@@ -62,9 +62,32 @@ void mul_add(std::uint8_t* dst, const std::uint8_t* src, std::uint8_t c, std::si
 // source-major; coefs (row stride k) serves the scalar tail.
 template <std::size_t G>
 void dot_group(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::size_t k, const Tables* tabs,
-               const std::uint8_t* coefs, std::size_t off, std::size_t n, bool accumulate) {
+               const std::uint8_t* coefs, std::size_t off, std::size_t n, bool accumulate, bool prefetch) {
   const std::size_t end = off + n;
   std::size_t pos = off;
+  // Two vectors per step so each pair of tables loaded serves 64 bytes.
+  for (; pos + 2 * kVec <= end; pos += 2 * kVec) {
+    __m256i a[G], b[G];
+    for (std::size_t g = 0; g < G; ++g) {
+      a[g] = accumulate ? load(dsts[g] + pos) : _mm256_setzero_si256();
+      b[g] = accumulate ? load(dsts[g] + pos + kVec) : _mm256_setzero_si256();
+    }
+    const Tables* t = tabs;
+    for (std::size_t s = 0; s < k; ++s, t += G) {
+      const Nibbles x = split(load(srcs[s] + pos));
+      const Nibbles y = split(load(srcs[s] + pos + kVec));
+      if (prefetch) _mm_prefetch(reinterpret_cast<const char*>(srcs[s] + pos + kPrefetchDistance), _MM_HINT_T1);
+      for (std::size_t g = 0; g < G; ++g) {
+        const Tables tg = t[g];
+        a[g] = _mm256_xor_si256(a[g], times(x, tg));
+        b[g] = _mm256_xor_si256(b[g], times(y, tg));
+      }
+    }
+    for (std::size_t g = 0; g < G; ++g) {
+      store(dsts[g] + pos, a[g]);
+      store(dsts[g] + pos + kVec, b[g]);
+    }
+  }
   for (; pos + kVec <= end; pos += kVec) {
     __m256i a[G];
     for (std::size_t g = 0; g < G; ++g) a[g] = accumulate ? load(dsts[g] + pos) : _mm256_setzero_si256();
@@ -84,7 +107,7 @@ void dot_group(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::
 }
 
 using GroupFn = void (*)(std::uint8_t* const*, const std::uint8_t* const*, std::size_t, const Tables*,
-                         const std::uint8_t*, std::size_t, std::size_t, bool);
+                         const std::uint8_t*, std::size_t, std::size_t, bool, bool);
 constexpr GroupFn kGroupFns[kGroup + 1] = {nullptr, dot_group<1>, dot_group<2>, dot_group<3>, dot_group<4>};
 
 void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* const* srcs, std::size_t k,
@@ -103,12 +126,13 @@ void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* con
     for (std::size_t s = 0; s < k; ++s)
       for (std::size_t g = 0; g < gs; ++g) out[s * gs + g] = tables_for(coefs[(g0 + g) * k + s]);
   }
+  const bool prefetch = len >= kPrefetchMinBytes;
   const std::size_t chunk = column_chunk(k);
   for (std::size_t off = 0; off < len; off += chunk) {
     const std::size_t n = std::min(chunk, len - off);
     for (std::size_t g0 = 0; g0 < m; g0 += kGroup) {
       const std::size_t gs = std::min(kGroup, m - g0);
-      kGroupFns[gs](dsts + g0, srcs, k, tabs.data() + g0 * k, coefs + g0 * k, off, n, accumulate);
+      kGroupFns[gs](dsts + g0, srcs, k, tabs.data() + g0 * k, coefs + g0 * k, off, n, accumulate, prefetch);
     }
   }
 }

@@ -37,26 +37,50 @@ bool parse_options(int argc, char** argv, const std::string& usage, po::options_
   return true;
 }
 
-double measure_gb_per_s(const std::function<void()>& fn, double bytes_per_call, double seconds) {
+namespace {
+
+constexpr int kTrials = 5;
+
+// One trial: calls fn until the trial time has passed; returns GB/s.
+double trial(const std::function<void()>& fn, double bytes_per_call, double trial_seconds) {
   using clock = std::chrono::steady_clock;
-  constexpr int kTrials = 5;
-  const auto trial = std::chrono::duration<double>(seconds / kTrials);
+  const auto length = std::chrono::duration<double>(trial_seconds);
+  std::size_t calls = 0;
+  const auto start = clock::now();
+  auto now = start;
+  do {
+    fn();
+    ++calls;
+    now = clock::now();
+  } while (now - start < length);
+  const double elapsed = std::chrono::duration<double>(now - start).count();
+  return bytes_per_call * static_cast<double>(calls) / elapsed / 1e9;
+}
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+double measure_gb_per_s(const std::function<void()>& fn, double bytes_per_call, double seconds) {
   fn();
   std::vector<double> rates;
+  for (int t = 0; t < kTrials; ++t) rates.push_back(trial(fn, bytes_per_call, seconds / kTrials));
+  return median(rates);
+}
+
+Comparison measure_against(const std::function<void()>& fn, const std::function<void()>& anchor,
+                           double bytes_per_call, double seconds) {
+  fn();
+  anchor();
+  std::vector<double> mine, theirs;
   for (int t = 0; t < kTrials; ++t) {
-    std::size_t calls = 0;
-    const auto start = clock::now();
-    auto now = start;
-    do {
-      fn();
-      ++calls;
-      now = clock::now();
-    } while (now - start < trial);
-    const double elapsed = std::chrono::duration<double>(now - start).count();
-    rates.push_back(bytes_per_call * static_cast<double>(calls) / elapsed / 1e9);
+    mine.push_back(trial(fn, bytes_per_call, seconds / kTrials));
+    theirs.push_back(trial(anchor, bytes_per_call, seconds / kTrials));
   }
-  std::nth_element(rates.begin(), rates.begin() + kTrials / 2, rates.end());
-  return rates[kTrials / 2];
+  return {median(mine), median(theirs)};
 }
 
 void Reporter::emit(Record record) {

@@ -30,6 +30,15 @@ bool parse_options(int argc, char** argv, const std::string& usage,
 // the median of five trials after one warm-up call.
 double measure_gb_per_s(const std::function<void()>& fn, double bytes_per_call, double seconds);
 
+struct Comparison {
+  double gb_per_s;
+  double anchor_gb_per_s;
+};
+// fn and its anchor timed in alternating trials (median of five each), so that whatever else the
+// machine is doing weighs on both alike and the ratio stays meaningful on a busy or noisy host.
+Comparison measure_against(const std::function<void()>& fn, const std::function<void()>& anchor,
+                           double bytes_per_call, double seconds);
+
 // A record is one measured case. Keys every subcommand prints: bench, backend, level, the case
 // parameters, gb_per_s, and where an anchor ran in the same process: anchor, anchor_gb_per_s, ratio.
 using Record = nlohmann::ordered_json;
