@@ -1,5 +1,6 @@
 // ncast-bench gf: the region kernels at every SIMD level, each beside ISA-L doing the same work.
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,18 @@ void run_case(const Case& c, std::size_t bytes, const std::vector<gf::Level>& le
     else isal.encode(src_ptrs.data(), dst_ptrs.data(), bytes);
   };
 
+  // Never time a wrong kernel: each level must first reproduce ISA-L's bytes on these inputs.
+  // mul_add accumulates, so its check starts every time from the same destination bytes.
+  const std::vector<std::uint8_t> original(dst_ptrs[0], dst_ptrs[0] + bytes);
+  auto want = random_buffers(c.m, bytes, common.seed + 3);
+  auto want_ptrs = pointers(want);
+  if (c.kernel == "mul_add") {
+    std::copy(original.begin(), original.end(), want_ptrs[0]);
+    isal.update(0, src_ptrs[0], want_ptrs.data(), bytes);
+  } else {
+    isal.encode(src_ptrs.data(), want_ptrs.data(), bytes);
+  }
+
   for (gf::Level level : levels) {
     const gf::RegionKernels& kern = gf::kernels_for(level);
     std::function<void()> fn;
@@ -46,6 +59,13 @@ void run_case(const Case& c, std::size_t bytes, const std::vector<gf::Level>& le
     else if (c.kernel == "mul_add") fn = [&] { kern.mul_add(dst_ptrs[0], src_ptrs[0], coefs[0], bytes); };
     else if (c.kernel == "dot") fn = [&] { kern.dot(dst_ptrs[0], src_ptrs.data(), coefs.data(), c.k, bytes); };
     else fn = [&] { kern.dot_multi(dst_ptrs.data(), c.m, src_ptrs.data(), c.k, coefs.data(), bytes, false); };
+    if (c.kernel == "mul_add") std::copy(original.begin(), original.end(), dst_ptrs[0]);
+    fn();
+    for (std::size_t i = 0; i < c.m; ++i)
+      if (!std::equal(want_ptrs[i], want_ptrs[i] + bytes, dst_ptrs[i]))
+        throw std::runtime_error("kernel " + c.kernel + " at level " + std::string(gf::to_string(level)) +
+                                 " disagrees with ISA-L (k=" + std::to_string(c.k) + ", m=" + std::to_string(c.m) + ")");
+
     Record r;
     r["bench"] = "gf";
     r["kernel"] = c.kernel;
@@ -55,6 +75,7 @@ void run_case(const Case& c, std::size_t bytes, const std::vector<gf::Level>& le
     r["m"] = c.m;
     r["bytes"] = bytes;
     const Comparison result = measure_against(fn, anchor, work, common.seconds);
+    r["checked_against"] = "isa-l";
     r["gb_per_s"] = result.gb_per_s;
     r["anchor"] = anchor_name;
     r["anchor_gb_per_s"] = result.anchor_gb_per_s;
