@@ -77,10 +77,15 @@ void dot_group(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::
       const Nibbles x = split(load(srcs[s] + pos));
       const Nibbles y = split(load(srcs[s] + pos + kVec));
       if (prefetch) _mm_prefetch(reinterpret_cast<const char*>(srcs[s] + pos + kPrefetchDistance), _MM_HINT_T1);
+      // One table register at a time, each lookup folded straight into its accumulator: with 8
+      // accumulators live, anything more makes the compiler reload every table twice.
       for (std::size_t g = 0; g < G; ++g) {
-        const Tables tg = t[g];
-        a[g] = _mm256_xor_si256(a[g], times(x, tg));
-        b[g] = _mm256_xor_si256(b[g], times(y, tg));
+        const __m256i lo = t[g].lo;
+        a[g] = _mm256_xor_si256(a[g], _mm256_shuffle_epi8(lo, x.lo));
+        b[g] = _mm256_xor_si256(b[g], _mm256_shuffle_epi8(lo, y.lo));
+        const __m256i hi = t[g].hi;
+        a[g] = _mm256_xor_si256(a[g], _mm256_shuffle_epi8(hi, x.hi));
+        b[g] = _mm256_xor_si256(b[g], _mm256_shuffle_epi8(hi, y.hi));
       }
     }
     for (std::size_t g = 0; g < G; ++g) {
