@@ -1,0 +1,49 @@
+#pragma once
+// The GF(2^8) matrix-product kernels, D = C·S (or D ^= C·S) over device memory, side by side:
+// the seed papers' techniques as baselines and the fast CUDA-core kernel the engine runs.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "gpu/device_matrix.hpp"
+
+namespace ncast::gpu {
+
+enum class Kernel {
+  nuclei_loop,       // Nuclei (Shojania, Li, Wang 2009): word-wise shift/xor multiply, one coded word per thread
+  gibraltar_logexp,  // Gibraltar (Curry et al. 2011): log/exp tables in shared memory, outputs in registers
+  product_table,     // the full 256×256 product table (64 KiB) in shared memory
+  prmt,              // split 3+3+2-bit product tables held in registers, looked up with PRMT (__byte_perm)
+};
+
+std::string_view to_string(Kernel kernel);
+std::optional<Kernel> parse_kernel(std::string_view name);
+std::span<const Kernel> all_kernels();
+// The baselines that benchmark records quote ratios against.
+bool is_seed_style(Kernel kernel);
+
+// The prmt kernel's register tile: each thread keeps `outputs` × `words` 32-bit accumulators.
+struct PrmtTile {
+  int outputs, words;
+};
+// Every tile compiled in; automatic choice picks from these by the number of outputs.
+std::span<const PrmtTile> prmt_tiles();
+PrmtTile prmt_tile_for(std::size_t outputs);
+
+// One product: coefs is m×k (any pitch and alignment), src k×len and dst m×len in the kernels'
+// layout (see device_matrix.hpp). dst must not overlap src or coefs.
+struct Product {
+  ConstDeviceMatrixRef coefs, src;
+  DeviceMatrixRef dst;
+};
+
+// Enqueues D = C·S (D ^= C·S when accumulate) on stream. Throws std::invalid_argument for
+// mismatched shapes or layouts and CudaError when the launch fails. tile only affects prmt.
+void multiply(Kernel kernel, const Product& product, bool accumulate, cudaStream_t stream,
+              std::optional<PrmtTile> tile = std::nullopt);
+
+}  // namespace ncast::gpu

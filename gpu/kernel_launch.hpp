@@ -1,0 +1,38 @@
+#pragma once
+// What the dispatcher (gf_kernel.cpp) hands each kernel's launcher: plain pointers and sizes, already
+// validated, so the .cu files hold only device code and its launch geometry.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ncast::gpu::detail {
+
+struct KernelProblem {
+  const std::uint8_t* coefs;
+  std::size_t coef_pitch;
+  const std::uint8_t* src;
+  std::size_t src_pitch;
+  std::uint8_t* dst;
+  std::size_t dst_pitch;
+};
+
+// m outputs of len bytes from k sources; `count` problems of this shape, taken from the device
+// array `batch` when it is not null, else `one` (count 1).
+struct KernelArgs {
+  std::size_t m, k, len;
+  bool accumulate;
+  KernelProblem one;
+  const KernelProblem* batch;
+  unsigned count;
+};
+
+void launch_nuclei_loop(const KernelArgs& args, cudaStream_t stream);
+void launch_gibraltar_logexp(const KernelArgs& args, cudaStream_t stream);
+void launch_product_table(const KernelArgs& args, cudaStream_t stream);
+void launch_prmt(const KernelArgs& args, int tile_outputs, int tile_words, cudaStream_t stream);
+
+// Grid dimensions y and z are limited to 65535; kernels loop over what does not fit.
+inline constexpr unsigned kMaxGridYZ = 65535;
+
+}  // namespace ncast::gpu::detail

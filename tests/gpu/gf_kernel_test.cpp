@@ -1,0 +1,207 @@
+// Every GPU kernel (and every compiled prmt tile) against the CPU engine on random data, with the
+// outputs and the bytes around them poisoned; and every one of the 65536 products against a
+// table-free reference.
+#include "gpu/gf_kernel.hpp"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "coding/cpu_engine.hpp"
+#include "gpu/device_memory.hpp"
+#include "tests/coding/gf_reference.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
+
+namespace ncast::gpu {
+namespace {
+
+using gpu::testing::from_device;
+using gpu::testing::poison_bytes;
+using gpu::testing::random_bytes;
+using gpu::testing::to_device;
+
+struct Variant {
+  Kernel kernel;
+  std::optional<PrmtTile> tile;
+  std::string name() const {
+    std::string n(to_string(kernel));
+    if (tile) n += " " + std::to_string(tile->outputs) + "x" + std::to_string(tile->words);
+    return n;
+  }
+};
+
+std::vector<Variant> all_variants() {
+  std::vector<Variant> out;
+  for (Kernel k : all_kernels()) out.push_back({k, std::nullopt});
+  for (const PrmtTile& t : prmt_tiles()) out.push_back({Kernel::prmt, t});
+  return out;
+}
+
+// A k×len or m×len matrix in a device buffer with a pitch that is a multiple of 16 but not of 32
+// and a start 16 bytes in: the least the kernels may assume. Every byte of the buffer, padding
+// included, starts as poison.
+struct PoisonedMatrix {
+  std::size_t rows, cols, pitch, offset = 16;
+  DeviceBuffer buffer;
+  std::vector<std::uint8_t> initial;
+
+  PoisonedMatrix(std::size_t r, std::size_t c, std::mt19937_64& rng)
+      : rows(r), cols(c), pitch((c + 15) / 16 * 16 + 16), buffer(offset + r * pitch + 16, "test matrix") {
+    initial = poison_bytes(buffer.size(), rng);
+    to_device(buffer.get(), initial);
+  }
+  DeviceMatrixRef ref() { return {buffer.get() + offset, rows, cols, pitch}; }
+  void set_rows(const std::vector<std::vector<std::uint8_t>>& contents) {
+    for (std::size_t i = 0; i < rows; ++i)
+      std::copy(contents[i].begin(), contents[i].end(), initial.begin() + static_cast<long>(offset + i * pitch));
+    to_device(buffer.get(), initial);
+  }
+  std::vector<std::uint8_t> row(const std::vector<std::uint8_t>& all, std::size_t i) const {
+    const auto* p = all.data() + offset + i * pitch;
+    return {p, p + cols};
+  }
+  // True when no byte outside the rows' first `cols` bytes changed.
+  bool outside_untouched(const std::vector<std::uint8_t>& all) const {
+    for (std::size_t b = 0; b < all.size(); ++b) {
+      const bool inside = b >= offset && b < offset + rows * pitch && (b - offset) % pitch < cols;
+      if (!inside && all[b] != initial[b]) return false;
+    }
+    return true;
+  }
+};
+
+std::uint8_t random_coef(std::mt19937_64& rng) {
+  const unsigned r = rng() % 8;  // 0 and 1 are special for some techniques: give them a fair share
+  return r == 0 ? 0 : r == 1 ? 1 : static_cast<std::uint8_t>(rng());
+}
+
+class KernelAgreement : public ::testing::TestWithParam<std::tuple<std::size_t, std::size_t>> {};
+
+TEST_P(KernelAgreement, EveryKernelMatchesTheCpuEngine) {
+  NCAST_REQUIRE_CUDA_DEVICE();
+  const auto [n, len] = GetParam();
+  std::mt19937_64 rng(n * 1000003 + len);
+  CpuEngine cpu;
+  for (std::size_t m : {std::size_t{1}, std::size_t{5}, std::size_t{37}}) {
+    std::vector<std::uint8_t> coefs(m * n);
+    for (auto& c : coefs) c = random_coef(rng);
+    std::vector<std::vector<std::uint8_t>> srcs(n), start(m), expect(m), expect_acc(m);
+    for (auto& s : srcs) s = random_bytes(len, rng);
+    for (std::size_t i = 0; i < m; ++i) start[i] = random_bytes(len, rng);
+    std::vector<const std::uint8_t*> src_ptrs;
+    for (const auto& s : srcs) src_ptrs.push_back(s.data());
+    std::vector<std::uint8_t*> out_ptrs, acc_ptrs;
+    for (std::size_t i = 0; i < m; ++i) {
+      expect[i] = poison_bytes(len, rng);
+      expect_acc[i] = start[i];
+      out_ptrs.push_back(expect[i].data());
+      acc_ptrs.push_back(expect_acc[i].data());
+    }
+    cpu.multiply(coefs.data(), m, n, src_ptrs.data(), out_ptrs.data(), len, false);
+    cpu.multiply(coefs.data(), m, n, src_ptrs.data(), acc_ptrs.data(), len, true);
+
+    const std::size_t coef_pitch = n + 3;  // odd: coefficients have no layout rule
+    std::vector<std::uint8_t> coef_rows = poison_bytes(m * coef_pitch, rng);
+    for (std::size_t i = 0; i < m; ++i)
+      std::copy(coefs.begin() + static_cast<long>(i * n), coefs.begin() + static_cast<long>((i + 1) * n),
+                coef_rows.begin() + static_cast<long>(i * coef_pitch));
+    DeviceBuffer coef_buf(coef_rows.size(), "test coefficients");
+    to_device(coef_buf.get(), coef_rows);
+    PoisonedMatrix src(n, len, rng);
+    src.set_rows(srcs);
+
+    for (const Variant& v : all_variants()) {
+      SCOPED_TRACE(v.name() + ", m=" + std::to_string(m));
+      const ConstDeviceMatrixRef c{coef_buf.get(), m, n, coef_pitch};
+      for (bool accumulate : {false, true}) {
+        PoisonedMatrix dst(m, len, rng);
+        if (accumulate) dst.set_rows(start);
+        multiply(v.kernel, {c, src.ref(), dst.ref()}, accumulate, nullptr, v.tile);
+        check(cudaDeviceSynchronize(), "running the kernel");
+        const auto all = from_device(dst.buffer.get(), dst.buffer.size());
+        const auto& want = accumulate ? expect_acc : expect;
+        for (std::size_t i = 0; i < m; ++i) ASSERT_EQ(dst.row(all, i), want[i]) << "output row " << i << (accumulate ? " (accumulate)" : "");
+        ASSERT_TRUE(dst.outside_untouched(all)) << "a byte outside the outputs changed";
+        ASSERT_EQ(from_device(src.buffer.get(), src.buffer.size()), src.initial) << "the sources changed";
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, KernelAgreement,
+                         ::testing::Combine(::testing::Values(1, 2, 17, 32, 128, 256),
+                                            ::testing::Values(1, 3, 1200, 4096, 65536)),
+                         [](const auto& info) {
+                           return "n" + std::to_string(std::get<0>(info.param)) + "_L" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
+
+TEST(KernelProducts, EveryProductMatchesTheTableFreeReference) {
+  NCAST_REQUIRE_CUDA_DEVICE();
+  // Output row c is coefficient c times the source row x = 0..255 (then 0, 1, 2 again, a tail that
+  // is not a whole word): all 65536 products.
+  constexpr std::size_t kLen = 259;
+  std::mt19937_64 rng(11);
+  std::vector<std::uint8_t> coefs(256);
+  for (unsigned c = 0; c < 256; ++c) coefs[c] = static_cast<std::uint8_t>(c);
+  std::vector<std::uint8_t> row(kLen);
+  for (std::size_t x = 0; x < kLen; ++x) row[x] = static_cast<std::uint8_t>(x);
+  DeviceBuffer coef_buf(256, "test coefficients");
+  to_device(coef_buf.get(), coefs);
+  PoisonedMatrix src(1, kLen, rng);
+  src.set_rows({row});
+  for (const Variant& v : all_variants()) {
+    SCOPED_TRACE(v.name());
+    PoisonedMatrix dst(256, kLen, rng);
+    multiply(v.kernel, {{coef_buf.get(), 256, 1, 1}, src.ref(), dst.ref()}, false, nullptr, v.tile);
+    check(cudaDeviceSynchronize(), "running the kernel");
+    const auto all = from_device(dst.buffer.get(), dst.buffer.size());
+    for (unsigned c = 0; c < 256; ++c) {
+      const auto got = dst.row(all, c);
+      for (std::size_t x = 0; x < kLen; ++x)
+        ASSERT_EQ(got[x], ncast::testing::slow_mul(static_cast<std::uint8_t>(c), row[x])) << "c=" << c << " x=" << x;
+    }
+  }
+}
+
+TEST(KernelProducts, NoSourcesGiveZeroOutputs) {
+  NCAST_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 rng(12);
+  for (const Variant& v : all_variants()) {
+    SCOPED_TRACE(v.name());
+    PoisonedMatrix src(0, 100, rng), dst(3, 100, rng);
+    multiply(v.kernel, {{nullptr, 3, 0, 0}, src.ref(), dst.ref()}, false, nullptr, v.tile);
+    check(cudaDeviceSynchronize(), "running the kernel");
+    const auto all = from_device(dst.buffer.get(), dst.buffer.size());
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(dst.row(all, i), std::vector<std::uint8_t>(100, 0));
+  }
+}
+
+TEST(KernelArguments, BadShapesAndLayoutsAreRefused) {
+  // Checked before anything touches a device, so this runs everywhere.
+  alignas(16) static std::uint8_t fake[4096];
+  const ConstDeviceMatrixRef coefs{fake, 2, 3, 3};
+  const ConstDeviceMatrixRef src{fake, 3, 64, 64};
+  DeviceMatrixRef dst{fake + 512, 2, 64, 64};
+  EXPECT_THROW(multiply(Kernel::prmt, {coefs, src, {fake + 512, 3, 64, 64}}, false, nullptr), std::invalid_argument);
+  EXPECT_THROW(multiply(Kernel::prmt, {coefs, {fake, 3, 63, 64}, dst}, false, nullptr), std::invalid_argument);
+  EXPECT_THROW(multiply(Kernel::prmt, {coefs, {fake + 1, 3, 64, 64}, dst}, false, nullptr), std::invalid_argument);
+  EXPECT_THROW(multiply(Kernel::prmt, {coefs, src, {fake + 512, 2, 64, 72}}, false, nullptr), std::invalid_argument);
+  EXPECT_THROW(multiply(Kernel::prmt, {coefs, src, dst}, false, nullptr, PrmtTile{5, 4}), std::invalid_argument);
+  EXPECT_THROW(multiply(Kernel::prmt, {{fake, 2, 3, 2}, src, dst}, false, nullptr), std::invalid_argument);
+}
+
+TEST(KernelNames, RoundTrip) {
+  for (Kernel k : all_kernels()) EXPECT_EQ(parse_kernel(to_string(k)), k);
+  EXPECT_FALSE(parse_kernel("fast"));
+  EXPECT_FALSE(is_seed_style(Kernel::prmt));
+  EXPECT_TRUE(is_seed_style(Kernel::product_table));
+}
+
+}  // namespace
+}  // namespace ncast::gpu
