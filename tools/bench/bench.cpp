@@ -17,6 +17,7 @@ namespace po = boost::program_options;
 void add_common_options(po::options_description& desc, CommonOptions& common) {
   desc.add_options()
     ("json", po::bool_switch(&common.json), "print one JSON object per line")
+    ("markdown", po::bool_switch(&common.markdown), "print a markdown table")
     ("seconds", po::value(&common.seconds)->default_value(common.seconds), "measuring time per case")
     ("cpu", po::value(&common.cpu)->default_value(common.cpu), "pin to this CPU (-1: do not pin)")
     ("seed", po::value(&common.seed)->default_value(common.seed), "seed of the random inputs")
@@ -90,27 +91,43 @@ void Reporter::emit(Record record) {
     std::cout << record.dump() << std::endl;
     return;
   }
-  if (!header_printed_) {
-    std::printf("%-10s %-12s %-44s %10s   %s\n", "bench", "level", "case", "GB/s", "anchor");
-    header_printed_ = true;
-  }
   std::string params;
   for (const auto& [key, value] : record.items()) {
     if (key == "bench" || key == "backend" || key == "level" || key == "gb_per_s" || key == "anchor" ||
-        key == "anchor_gb_per_s" || key == "ratio")
+        key == "anchor_gb_per_s" || key == "ratio" || key == "checked_against")
       continue;
-    params += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump()) + " ";
+    params += (params.empty() ? "" : " ") + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  const std::string level = record.value("backend", std::string("?")) + "/" + record.value("level", std::string("-"));
+  const bool anchored = record.contains("ratio");
+  const double gbps = record["gb_per_s"].get<double>();
+  if (markdown_) {
+    if (!header_printed_) {
+      std::printf("| bench | backend/level | case | GB/s | anchor | anchor GB/s | ratio |\n|---|---|---|---:|---|---:|---:|\n");
+      header_printed_ = true;
+    }
+    char anchor_cells[256] = " | |";
+    if (anchored)
+      std::snprintf(anchor_cells, sizeof anchor_cells, "%s | %.2f | %.2fx", record["anchor"].get<std::string>().c_str(),
+                    record["anchor_gb_per_s"].get<double>(), record["ratio"].get<double>());
+    std::printf("| %s | %s | %s | %.2f | %s |\n", record["bench"].get<std::string>().c_str(), level.c_str(),
+                params.c_str(), gbps, anchor_cells);
+    std::fflush(stdout);
+    return;
+  }
+  if (!header_printed_) {
+    std::printf("%-10s %-20s %-44s %10s   %s\n", "bench", "backend/level", "case", "GB/s", "vs anchor");
+    header_printed_ = true;
   }
   std::string anchor;
-  if (record.contains("ratio")) {
+  if (anchored) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "%5.2fx  %s %.2f GB/s", record["ratio"].get<double>(),
                   record["anchor"].get<std::string>().c_str(), record["anchor_gb_per_s"].get<double>());
     anchor = buf;
   }
-  const std::string level = record.value("backend", std::string("?")) + "/" + record.value("level", std::string("-"));
-  std::printf("%-10s %-12s %-44s %10.2f   %s\n", record["bench"].get<std::string>().c_str(), level.c_str(),
-              params.c_str(), record["gb_per_s"].get<double>(), anchor.c_str());
+  std::printf("%-10s %-20s %-44s %10.2f   %s\n", record["bench"].get<std::string>().c_str(), level.c_str(),
+              params.c_str(), gbps, anchor.c_str());
   std::fflush(stdout);
 }
 

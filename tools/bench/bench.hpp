@@ -14,12 +14,13 @@ namespace ncast::bench {
 
 struct CommonOptions {
   bool json = false;        // one JSON object per line instead of a table
+  bool markdown = false;    // a markdown table, as committed under bench/results/
   double seconds = 0.5;     // time spent measuring each case (split into trials)
   int cpu = -1;             // pin the benchmark thread to this CPU (-1: leave it)
   std::uint64_t seed = 1;   // seed of the random inputs
 };
 
-// Adds --json, --seconds, --cpu and --seed to a subcommand's options.
+// Adds --json, --markdown, --seconds, --cpu and --seed to a subcommand's options.
 void add_common_options(boost::program_options::options_description& desc, CommonOptions& common);
 // Parses argv for a subcommand; prints help and returns false when --help was given.
 // Throws boost::program_options::error on bad input.
@@ -45,12 +46,12 @@ using Record = nlohmann::ordered_json;
 
 class Reporter {
  public:
-  explicit Reporter(const CommonOptions& common) : json_(common.json) {}
+  explicit Reporter(const CommonOptions& common) : json_(common.json), markdown_(common.markdown) {}
   // Sets ratio from the anchor figure when present, then prints the record (a JSON line or a table row).
   void emit(Record record);
 
  private:
-  bool json_;
+  bool json_, markdown_;
   bool header_printed_ = false;
 };
 
