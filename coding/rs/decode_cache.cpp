@@ -1,0 +1,54 @@
+#include "coding/rs/decode_cache.hpp"
+
+namespace ncast::rs {
+
+DecodeRows DecodeCache::find(const DecodeKey& key) {
+  std::lock_guard lock(mutex_);
+  const auto it = index_.find(key);
+  if (it == index_.end()) {
+    ++misses_;
+    return nullptr;
+  }
+  ++hits_;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  return it->second->second;
+}
+
+DecodeRows DecodeCache::insert(const DecodeKey& key, DecodeRows rows) {
+  if (capacity_ == 0) return rows;
+  std::lock_guard lock(mutex_);
+  if (const auto it = index_.find(key); it != index_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return it->second->second;
+  }
+  if (lru_.size() == capacity_) {
+    index_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
+  lru_.emplace_front(key, std::move(rows));
+  index_.emplace(key, lru_.begin());
+  return lru_.front().second;
+}
+
+void DecodeCache::clear() {
+  std::lock_guard lock(mutex_);
+  lru_.clear();
+  index_.clear();
+}
+
+std::size_t DecodeCache::size() const {
+  std::lock_guard lock(mutex_);
+  return lru_.size();
+}
+
+std::size_t DecodeCache::hits() const {
+  std::lock_guard lock(mutex_);
+  return hits_;
+}
+
+std::size_t DecodeCache::misses() const {
+  std::lock_guard lock(mutex_);
+  return misses_;
+}
+
+}  // namespace ncast::rs
