@@ -12,6 +12,7 @@ struct Subcommand {
 };
 
 int run_gf(int argc, char** argv);
+int run_rs(int argc, char** argv);
 
 std::span<const Subcommand> subcommands();
 
