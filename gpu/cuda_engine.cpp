@@ -67,11 +67,13 @@ void CudaEngine::multiply_device(ConstDeviceMatrixRef coefs, ConstDeviceMatrixRe
 }
 
 std::size_t CudaEngine::chunk_columns(std::size_t m, std::size_t k, std::size_t len) const {
-  // As many columns as fill a lane's staging, but enough chunks to keep every lane busy.
-  std::size_t chunk = kLaneBytes / (m + k);
-  chunk = std::min(chunk, (len + kLanes - 1) / kLanes);
-  chunk = (chunk + kColumnAlign - 1) / kColumnAlign * kColumnAlign;
-  return std::max(chunk, kColumnAlign);
+  // Sixteen or more chunks keep the pipeline's fill and drain short (copy in, compute and copy out of
+  // different chunks overlap); rows of at least 64 KiB keep each copy efficient; a lane's staging
+  // bounds both.
+  const std::size_t by_staging = std::max<std::size_t>(kLaneBytes / (m + k), kColumnAlign);
+  std::size_t chunk = std::max<std::size_t>((len + 4 * kLanes - 1) / (4 * kLanes), std::size_t{64} << 10);
+  chunk = std::min({chunk, by_staging, len});
+  return (chunk + kColumnAlign - 1) / kColumnAlign * kColumnAlign;
 }
 
 void CudaEngine::multiply(const std::uint8_t* coefs, std::size_t m, std::size_t k, const std::uint8_t* const* ins,

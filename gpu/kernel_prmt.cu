@@ -101,6 +101,19 @@ __device__ inline void store_words(std::uint8_t* row, std::size_t col, std::size
   for (int i = 0; i < W; ++i) store_word(row, col + 4 * i, len, w[i], accumulate);
 }
 
+// Sources j and j + 1 of the thread's columns (zero past the last source).
+template <int W>
+__device__ inline void load_pair(const KernelProblem& p, const KernelArgs& args, std::size_t j, std::size_t col,
+                                 bool full, std::uint32_t (&w0)[W], std::uint32_t (&w1)[W]) {
+  load_words<W>(p.src + j * p.src_pitch, col, args.len, full, w0);
+  if (j + 1 < args.k) {
+    load_words<W>(p.src + (j + 1) * p.src_pitch, col, args.len, full, w1);
+  } else {
+#pragma unroll
+    for (int w = 0; w < W; ++w) w1[w] = 0;
+  }
+}
+
 template <int MT, int W>
 __global__ void __launch_bounds__(kThreads) prmt_kernel(KernelArgs args) {
   __shared__ uint4 tab_ab[kChunk][MT];
@@ -117,6 +130,11 @@ __global__ void __launch_bounds__(kThreads) prmt_kernel(KernelArgs args) {
 #pragma unroll
       for (int w = 0; w < W; ++w) acc[r][w] = 0;
 
+    // The words of the next pair of sources are loaded one pair ahead, so their latency hides
+    // behind the arithmetic of the current pair.
+    std::uint32_t w0[W], w1[W];
+    if (active && args.k > 0) load_pair<W>(p, args, 0, col, full, w0, w1);
+
     for (std::size_t j0 = 0; j0 < args.k; j0 += kChunk) {
       const int jn = static_cast<int>(args.k - j0 < kChunk ? args.k - j0 : kChunk);
       __syncthreads();  // everyone is done with the previous chunk's tables
@@ -131,17 +149,10 @@ __global__ void __launch_bounds__(kThreads) prmt_kernel(KernelArgs args) {
       if (!active) continue;
 
       for (int jj = 0; jj < jn; jj += 2) {
-        std::uint32_t w0[W], w1[W];
-        load_words<W>(p.src + (j0 + jj) * p.src_pitch, col, args.len, full, w0);
-        if (jj + 1 < jn) {
-          load_words<W>(p.src + (j0 + jj + 1) * p.src_pitch, col, args.len, full, w1);
-        } else {
-#pragma unroll
-          for (int w = 0; w < W; ++w) w1[w] = 0;
-        }
         Selectors s0[W], s1[W];
 #pragma unroll
         for (int w = 0; w < W; ++w) s0[w] = selectors(w0[w]), s1[w] = selectors(w1[w]);
+        if (j0 + jj + 2 < args.k) load_pair<W>(p, args, j0 + jj + 2, col, full, w0, w1);
 #pragma unroll
         for (int r = 0; r < MT; ++r) {
           const uint4 ab0 = tab_ab[jj][r], ab1 = tab_ab[jj + 1][r];

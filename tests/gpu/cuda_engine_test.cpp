@@ -70,7 +70,7 @@ TEST(CudaEngine, HostBuffersMatchTheCpuEngine) {
     for (bool accumulate : {false, true}) {
       expect_same_as_cpu(4, 10, 1000003, even, accumulate, ++seed);  // RS-like, several chunks per lane
       expect_same_as_cpu(37, 128, 4096, even, accumulate, ++seed);    // RLNC-like
-      expect_same_as_cpu(300, 200, 200001, even, accumulate, ++seed); // chunks bounded by staging size
+      expect_same_as_cpu(600, 100, 70001, even, accumulate, ++seed);  // chunks bounded by lane staging
       expect_same_as_cpu(1, 1, 1, even, accumulate, ++seed);
       expect_same_as_cpu(3, 0, 77, even, accumulate, ++seed);
       expect_same_as_cpu(0, 5, 77, even, accumulate, ++seed);

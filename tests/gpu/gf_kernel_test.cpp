@@ -30,7 +30,7 @@ struct Variant {
   std::optional<PrmtTile> tile;
   std::string name() const {
     std::string n(to_string(kernel));
-    if (tile) n += " " + std::to_string(tile->outputs) + "x" + std::to_string(tile->words);
+    if (tile) n.append(" ").append(std::to_string(tile->outputs)).append("x").append(std::to_string(tile->words));
     return n;
   }
 };

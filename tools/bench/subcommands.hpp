@@ -13,6 +13,9 @@ struct Subcommand {
 
 int run_gf(int argc, char** argv);
 int run_rs(int argc, char** argv);
+#ifdef NCAST_HAVE_CUDA
+int run_gpu(int argc, char** argv);
+#endif
 
 std::span<const Subcommand> subcommands();
 

@@ -1,0 +1,276 @@
+// ncast-bench gpu: the CUDA engine's kernels side by side on one device, timed with device events,
+// each checked against the CPU engine before it is timed. The seed-style kernels run in the same
+// process and are the anchors (ratio against the 64 KiB product table, the best of them; the other
+// two ratios are in the record too). The host-resident RS case runs beside ISA-L on this host's CPUs.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coding/cpu_engine.hpp"
+#include "gpu/cuda_check.hpp"
+#include "gpu/cuda_engine.hpp"
+#include "gpu/device_info.hpp"
+#include "gpu/gf_kernel.hpp"
+#include "tools/bench/bench.hpp"
+#include "tools/bench/isal_anchor.hpp"
+#include "tools/bench/subcommands.hpp"
+
+namespace ncast::bench {
+namespace {
+
+namespace po = boost::program_options;
+using gpu::Kernel;
+
+struct Variant {
+  Kernel kernel;
+  std::optional<gpu::PrmtTile> tile;
+  std::string name() const {
+    std::string n(gpu::to_string(kernel));
+    if (tile) n.append(" ").append(std::to_string(tile->outputs)).append("x").append(std::to_string(tile->words));
+    return n;
+  }
+};
+
+// Median rate of five trials of enqueue() on stream, timed with events, after a warm-up call; each
+// trial repeats the call enough times to last about seconds / 5.
+double device_gb_per_s(const std::function<void(cudaStream_t)>& enqueue, double bytes_per_call, double seconds,
+                       cudaStream_t stream) {
+  gpu::Event start, stop;
+  enqueue(stream);
+  start.record(stream);
+  enqueue(stream);
+  stop.record(stream);
+  stop.synchronize();
+  const double once_s = std::max(1e-6, stop.elapsed_ms_since(start) / 1e3);
+  const int reps = static_cast<int>(std::clamp(seconds / 5 / once_s, 1.0, 100000.0));
+  std::vector<double> rates;
+  for (int t = 0; t < 5; ++t) {
+    start.record(stream);
+    for (int r = 0; r < reps; ++r) enqueue(stream);
+    stop.record(stream);
+    stop.synchronize();
+    rates.push_back(bytes_per_call * reps / (stop.elapsed_ms_since(start) / 1e3) / 1e9);
+  }
+  std::nth_element(rates.begin(), rates.begin() + 2, rates.end());
+  return rates[2];
+}
+
+// Same for a synchronous host call timed with the host clock.
+double host_gb_per_s(const std::function<void()>& call, double bytes_per_call, double seconds) {
+  using clock = std::chrono::steady_clock;
+  call();
+  std::vector<double> rates;
+  for (int t = 0; t < 5; ++t) {
+    std::size_t calls = 0;
+    const auto begin = clock::now();
+    auto now = begin;
+    do {
+      call();
+      ++calls;
+      now = clock::now();
+    } while (std::chrono::duration<double>(now - begin).count() < seconds / 5);
+    rates.push_back(bytes_per_call * static_cast<double>(calls) / std::chrono::duration<double>(now - begin).count() / 1e9);
+  }
+  std::nth_element(rates.begin(), rates.begin() + 2, rates.end());
+  return rates[2];
+}
+
+std::vector<std::uint8_t> random_device_fill(gpu::DeviceMatrix& m, std::uint64_t seed) {
+  const auto bytes = random_bytes(m.rows() * m.cols(), seed);
+  std::vector<const std::uint8_t*> rows;
+  for (std::size_t i = 0; i < m.rows(); ++i) rows.push_back(bytes.data() + i * m.cols());
+  m.upload(rows.data());
+  gpu::check(cudaDeviceSynchronize(), "uploading benchmark data");
+  return bytes;
+}
+
+// Device-resident D = C·S for every variant; throughput counted as `counted` bytes per call (coded
+// output for RLNC, data input for RS).
+void run_device_case(const std::string& name, std::size_t n, std::size_t m, std::size_t len, bool count_output,
+                     const std::vector<Variant>& variants, const CommonOptions& common, Reporter& reporter) {
+  gpu::DeviceMatrix coefs(m, n, "benchmark coefficients"), src(n, len, "benchmark sources"),
+      dst(m, len, "benchmark outputs");
+  const auto coef_bytes = random_device_fill(coefs, common.seed);
+  const auto src_bytes = random_device_fill(src, common.seed + 1);
+
+  // The CPU engine's answer for a sample of the outputs: the first 8 rows and the last.
+  std::vector<std::size_t> sample_rows;
+  for (std::size_t i = 0; i < std::min<std::size_t>(8, m); ++i) sample_rows.push_back(i);
+  if (m > 8) sample_rows.push_back(m - 1);
+  std::vector<std::uint8_t> sample_coefs;
+  for (std::size_t i : sample_rows) sample_coefs.insert(sample_coefs.end(), coef_bytes.begin() + i * n, coef_bytes.begin() + (i + 1) * n);
+  std::vector<const std::uint8_t*> src_rows;
+  for (std::size_t j = 0; j < n; ++j) src_rows.push_back(src_bytes.data() + j * len);
+  std::vector<std::vector<std::uint8_t>> want(sample_rows.size(), std::vector<std::uint8_t>(len));
+  std::vector<std::uint8_t*> want_rows;
+  for (auto& w : want) want_rows.push_back(w.data());
+  CpuEngine().multiply(sample_coefs.data(), sample_rows.size(), n, src_rows.data(), want_rows.data(), len, false);
+
+  gpu::Stream stream;
+  const double counted = static_cast<double>(count_output ? m * len : n * len);
+  std::vector<std::pair<Variant, double>> results;
+  for (const Variant& v : variants) {
+    const gpu::Product product{coefs.cref(), src.cref(), dst.ref()};
+    gpu::check(cudaMemset2D(dst.ref().data, dst.pitch(), 0xA5, dst.cols(), dst.rows()), "poisoning outputs");
+    gpu::multiply(v.kernel, product, false, stream.get(), v.tile);
+    stream.synchronize("checking a kernel");
+    for (std::size_t s = 0; s < sample_rows.size(); ++s) {
+      std::vector<std::uint8_t> got(len);
+      gpu::check(cudaMemcpy(got.data(), dst.ref().row(sample_rows[s]), len, cudaMemcpyDeviceToHost), "checking a kernel");
+      if (got != want[s])
+        throw std::runtime_error("kernel " + v.name() + " disagrees with the CPU engine on output row " +
+                                 std::to_string(sample_rows[s]) + " of case " + name);
+    }
+    const double rate = device_gb_per_s(
+        [&](cudaStream_t s) { gpu::multiply(v.kernel, product, false, s, v.tile); }, counted, common.seconds,
+        stream.get());
+    results.emplace_back(v, rate);
+  }
+  auto rate_of = [&](Kernel k) {
+    for (const auto& [v, r] : results)
+      if (v.kernel == k && !v.tile) return r;
+    return 0.0;
+  };
+  for (const auto& [v, rate] : results) {
+    Record r;
+    r["bench"] = "gpu";
+    r["case"] = name;
+    r["backend"] = "cuda";
+    r["level"] = v.name();
+    r["n"] = n;
+    r["m"] = m;
+    r["len"] = len;
+    r["counts"] = count_output ? "coded output" : "data input";
+    r["gb_per_s"] = rate;
+    if (const double loop = rate_of(Kernel::nuclei_loop); loop > 0) r["vs_nuclei_loop"] = rate / loop;
+    if (const double logexp = rate_of(Kernel::gibraltar_logexp); logexp > 0) r["vs_gibraltar_logexp"] = rate / logexp;
+    if (const double table = rate_of(Kernel::product_table); table > 0) {
+      r["anchor"] = "gpu product-table";
+      r["anchor_gb_per_s"] = table;
+    }
+    reporter.emit(std::move(r));
+  }
+}
+
+// Host-resident RS: page-locked data through CudaEngine::multiply (copy in, compute, copy out
+// pipelined over streams), beside ISA-L on every hardware thread of this host.
+void run_host_rs_case(std::size_t k, std::size_t m, std::size_t len, const std::vector<Kernel>& kernels,
+                      const CommonOptions& common, Reporter& reporter) {
+  gpu::PinnedBuffer in(k * len, "benchmark sources"), out(m * len, "benchmark parity");
+  std::vector<std::uint8_t> isal_out(m * len);
+  const auto data = random_bytes(k * len, common.seed);
+  std::memcpy(in.get(), data.data(), data.size());
+  const auto coefs = random_bytes(m * k, common.seed + 1, /*nonzero=*/true);
+  std::vector<const std::uint8_t*> ins;
+  std::vector<std::uint8_t*> outs, isal_outs;
+  for (std::size_t j = 0; j < k; ++j) ins.push_back(in.get() + j * len);
+  for (std::size_t i = 0; i < m; ++i) outs.push_back(out.get() + i * len), isal_outs.push_back(isal_out.data() + i * len);
+
+  const IsalMatrixEncoder isal(coefs.data(), m, k);
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  auto isal_all_threads = [&] {
+    std::vector<std::thread> pool;
+    const std::size_t per = (len / threads + 63) / 64 * 64;
+    for (unsigned t = 0; t < threads; ++t) {
+      const std::size_t c0 = std::min(len, t * per), c1 = std::min(len, c0 + per);
+      if (c0 >= c1) break;
+      pool.emplace_back([&, c0, c1] {
+        std::vector<const std::uint8_t*> s;
+        std::vector<std::uint8_t*> d;
+        for (auto* p : ins) s.push_back(p + c0);
+        for (auto* p : isal_outs) d.push_back(p + c0);
+        isal.encode(s.data(), d.data(), c1 - c0);
+      });
+    }
+    for (auto& t : pool) t.join();
+  };
+  const double anchor = host_gb_per_s(isal_all_threads, static_cast<double>(k * len), common.seconds);
+  const std::string anchor_name = IsalMatrixEncoder::name() + " x" + std::to_string(threads) + " threads";
+
+  for (Kernel kernel : kernels) {
+    gpu::CudaEngine engine(0, kernel);
+    std::memset(out.get(), 0xA5, m * len);
+    engine.multiply(coefs.data(), m, k, ins.data(), outs.data(), len, false);
+    if (std::memcmp(out.get(), isal_out.data(), m * len) != 0)
+      throw std::runtime_error("host-resident RS through kernel " + std::string(gpu::to_string(kernel)) +
+                               " disagrees with ISA-L");
+    const double rate = host_gb_per_s(
+        [&] { engine.multiply(coefs.data(), m, k, ins.data(), outs.data(), len, false); },
+        static_cast<double>(k * len), common.seconds);
+    Record r;
+    r["bench"] = "gpu";
+    r["case"] = "rs-host";
+    r["backend"] = "cuda";
+    r["level"] = std::string(gpu::to_string(kernel));
+    r["k"] = k;
+    r["m"] = m;
+    r["len"] = len;
+    r["counts"] = "data input, pinned host to host";
+    r["gb_per_s"] = rate;
+    r["anchor"] = anchor_name;
+    r["anchor_gb_per_s"] = anchor;
+    reporter.emit(std::move(r));
+  }
+}
+
+const std::vector<std::string> kCases = {"rlnc128", "rlnc32", "rs-device", "rs-host"};
+
+}  // namespace
+
+int run_gpu(int argc, char** argv) {
+  CommonOptions common;
+  std::vector<std::string> cases, kernel_names;
+  bool all_tiles = false;
+  std::size_t coded = 16384, rs_len = std::size_t{32} << 20;
+  po::options_description desc("ncast-bench gpu options");
+  desc.add_options()
+    ("case", po::value(&cases)->multitoken(), "cases: rlnc128 rlnc32 rs-device rs-host (default: all)")
+    ("kernel", po::value(&kernel_names)->multitoken(),
+     "kernels: nuclei-loop gibraltar-logexp product-table prmt (default: all)")
+    ("all-tiles", po::bool_switch(&all_tiles), "also time every compiled prmt tile in the RLNC cases")
+    ("coded", po::value(&coded)->default_value(coded), "coded blocks per launch in the RLNC cases")
+    ("rs-bytes", po::value(&rs_len)->default_value(rs_len), "bytes per shard in the RS cases");
+  add_common_options(desc, common);
+  if (!parse_options(argc, argv, "usage: ncast-bench gpu [options]", desc, common)) return 0;
+  for (const auto& c : cases)
+    if (std::find(kCases.begin(), kCases.end(), c) == kCases.end()) throw po::error("unknown case '" + c + "'");
+  if (cases.empty()) cases = kCases;
+  std::vector<Kernel> kernels;
+  for (const auto& name : kernel_names) {
+    const auto k = gpu::parse_kernel(name);
+    if (!k) throw po::error("unknown kernel '" + name + "'");
+    kernels.push_back(*k);
+  }
+  if (kernels.empty()) kernels.assign(gpu::all_kernels().begin(), gpu::all_kernels().end());
+  if (coded == 0 || rs_len == 0) throw po::error("--coded and --rs-bytes must be positive");
+
+  std::string why;
+  const auto devices = gpu::usable_devices(&why);
+  if (devices.empty()) throw std::runtime_error("no usable CUDA device: " + why);
+  gpu::DeviceGuard guard(devices.front().index);
+  std::cerr << "ncast-bench gpu: device " << devices.front().index << ": " << gpu::describe(devices.front()) << "\n";
+
+  std::vector<Variant> variants;
+  for (Kernel k : kernels) variants.push_back({k, std::nullopt});
+  std::vector<Variant> rlnc_variants = variants;
+  if (all_tiles)
+    for (const auto& t : gpu::prmt_tiles()) rlnc_variants.push_back({Kernel::prmt, t});
+
+  Reporter reporter(common);
+  for (const auto& c : cases) {
+    if (c == "rlnc128") run_device_case(c, 128, coded, 4096, true, rlnc_variants, common, reporter);
+    if (c == "rlnc32") run_device_case(c, 32, coded, 4096, true, rlnc_variants, common, reporter);
+    if (c == "rs-device") run_device_case(c, 10, 4, rs_len, false, variants, common, reporter);
+    if (c == "rs-host") run_host_rs_case(10, 4, rs_len, kernels, common, reporter);
+  }
+  return 0;
+}
+
+}  // namespace ncast::bench

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The GPU check of ncast, in two steps.
+#
+#   tools/device-check.sh prepare [BUILD_DIR]   on the build machine (CUDA toolkit, Boost, ISA-L):
+#       builds the GPU targets in BUILD_DIR (default build-gpu) and assembles build-gpu-carry/ with
+#       the two programs, libisal.so.2 (GPU hosts have no ISA-L) and the commit they were built from.
+#   tools/device-check.sh run [CARRY_DIR]       on the GPU host (default build-gpu-carry):
+#       runs the GPU tests, the GPU benchmarks (ncast-bench gpu), then the tests again under
+#       compute-sanitizer memcheck and racecheck; writes logs, JSON lines and a markdown results
+#       table to $OUT (default ./device-check-out) and prints a short table last.
+#
+# With the device tool of this workplace: carry ["build-gpu-carry"] and run
+#   tools/device-check.sh run
+# then copy $OUT/results.md to bench/results/.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+mode=${1:-}
+
+prepare() {
+  local build=${1:-$root/build-gpu}
+  local carry=$root/build-gpu-carry
+  set -e
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DNCAST_ENABLE_CUDA=ON >/dev/null
+  cmake --build "$build" -j "$(nproc)" --target gpu_tests ncast-bench
+  rm -rf "$carry"
+  mkdir -p "$carry"
+  cp "$build/tests/gpu/gpu_tests" "$build/tools/bench/ncast-bench" "$carry/"
+  cp -L "$(ldconfig -p | awk '/libisal\.so\.2 /{print $NF; exit}')" "$carry/libisal.so.2"
+  local commit
+  commit=$(git -C "$root" rev-parse --short HEAD)
+  git -C "$root" diff --quiet HEAD -- gpu tests/gpu tools/bench || commit="$commit+uncommitted"
+  echo "$commit" >"$carry/COMMIT"
+  du -sh "$carry"
+}
+
+run() {
+  local carry=${1:-$root/build-gpu-carry}
+  local out=${OUT:-$root/device-check-out}
+  mkdir -p "$out"
+  export LD_LIBRARY_PATH="$carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  [ -x "$carry/gpu_tests" ] && [ -x "$carry/ncast-bench" ] || {
+    echo "device-check: $carry lacks gpu_tests or ncast-bench; run 'tools/device-check.sh prepare' where ncast builds" >&2
+    exit 2
+  }
+  local log=$out/device-check.log
+  : >"$log"
+  say() { echo "$*" | tee -a "$log"; }
+
+  local gpu driver commit date status=0
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+  driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
+  commit=$(cat "$carry/COMMIT" 2>/dev/null || echo unknown)
+  date=$(date -u +%Y-%m-%d)
+  say "device-check: $date, GPU ${gpu:-none}, driver ${driver:-none}, commit $commit"
+
+  # 1. The GPU test suite, plain: every kernel against the CPU engine.
+  say "== tests"
+  "$carry/gpu_tests" --gtest_brief=1 >"$out/tests.log" 2>&1
+  local tests_rc=$?
+  tail -3 "$out/tests.log" | tee -a "$log"
+  local skipped
+  skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\{0,1\}[,.].*/\1/p' "$out/tests.log" | head -1)
+  skipped=${skipped:-0}
+  [ "$tests_rc" -eq 0 ] || status=1
+  # Two tests are for machines without a device; anything else skipped means a GPU test did not run.
+  [ "$skipped" -le 2 ] || { say "device-check: $skipped tests skipped on a GPU host"; status=1; }
+
+  # 2. Benchmarks: numbers first, so a slow sanitizer cannot cost them.
+  say "== benchmarks"
+  "$carry/ncast-bench" gpu --all-tiles --json >"$out/bench.jsonl" 2>>"$log" || { say "device-check: benchmark failed"; status=1; }
+
+  # 3. The same tests under compute-sanitizer. The largest shapes are left to the plain run: the
+  #    sanitizers instrument every access and would take minutes on them, and they add no new code path.
+  local san_filter='-*n128_L65536:*n256_L65536'
+  local race_filter='*n1_*:*n2_*:*n17_*:*n32_*:KernelProducts.*:CudaEngine.*-*L65536'
+  say "== compute-sanitizer memcheck"
+  timeout 300 compute-sanitizer --tool memcheck --error-exitcode 99 --leak-check full \
+    "$carry/gpu_tests" --gtest_brief=1 --gtest_filter="$san_filter" >"$out/memcheck.log" 2>&1
+  local mem_rc=$?
+  tail -2 "$out/memcheck.log" | tee -a "$log"
+  say "== compute-sanitizer racecheck"
+  timeout 300 compute-sanitizer --tool racecheck --error-exitcode 99 --racecheck-report all \
+    "$carry/gpu_tests" --gtest_brief=1 --gtest_filter="$race_filter" >"$out/racecheck.log" 2>&1
+  local race_rc=$?
+  tail -2 "$out/racecheck.log" | tee -a "$log"
+  [ "$mem_rc" -eq 0 ] && [ "$race_rc" -eq 0 ] || status=1
+
+  # 4. Results: a markdown table for bench/results/, and the short table printed last.
+  python3 - "$out/bench.jsonl" "$out/results.md" "$date" "$gpu" "$driver" "$commit" \
+    "$tests_rc" "$skipped" "$mem_rc" "$race_rc" <<'PY' | tee -a "$log"
+import json, sys
+path, md, date, gpu, driver, commit, tests_rc, skipped, mem_rc, race_rc = sys.argv[1:]
+rows = [json.loads(l) for l in open(path) if l.startswith("{")]
+def verdict(rc):
+    return {"0": "clean", "124": "timed out", "99": "ERRORS"}.get(rc, "failed (rc %s)" % rc)
+lines = [f"# GPU results, {date}", "",
+         f"GPU {gpu}, driver {driver}, commit {commit}; `tools/device-check.sh run`", "",
+         f"tests: {'passed' if tests_rc == '0' else 'FAILED'} ({skipped} skipped); "
+         f"memcheck: {verdict(mem_rc)}; racecheck: {verdict(race_rc)}", "",
+         "| case | kernel | shape | GB/s | counts | vs product-table | vs log/exp | vs Nuclei loop | anchor |",
+         "|---|---|---|---:|---|---:|---:|---:|---|"]
+for r in rows:
+    shape = " ".join(f"{k}={r[k]}" for k in ("n", "k", "m", "len") if k in r)
+    seed = r.get("anchor", "") == "gpu product-table"
+    f = lambda key: f"{r[key]:.2f}x" if key in r else ""
+    anchor = "" if seed or "anchor" not in r else f"{r['ratio']:.2f}x {r['anchor']} {r['anchor_gb_per_s']:.1f} GB/s"
+    lines.append(f"| {r['case']} | {r['level']} | {shape} | {r['gb_per_s']:.1f} | {r['counts']} | "
+                 f"{f('ratio') if seed else ''} | {f('vs_gibraltar_logexp')} | {f('vs_nuclei_loop')} | {anchor} |")
+open(md, "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+PY
+  say "device-check: $([ $status -eq 0 ] && echo OK || echo FAILED); logs in $out"
+  exit $status
+}
+
+case "$mode" in
+  prepare) shift; prepare "$@" ;;
+  run) shift; run "$@" ;;
+  *) echo "usage: tools/device-check.sh prepare [BUILD_DIR] | run [CARRY_DIR]" >&2; exit 2 ;;
+esac
