@@ -1,14 +1,39 @@
 // The engine factory of builds with the CUDA backend compiled in: cuda gives the CUDA engine or an
 // error saying why it cannot; auto gives it when a device is usable (and says which on stderr),
-// else the CPU engine.
+// else the CPU engine. Handing out a CUDA engine also makes host buffers for Backend::cuda
+// page-locked, so that the engine's copies are asynchronous and run at full PCIe speed.
+#include <cuda_runtime.h>
+
 #include <iostream>
+#include <mutex>
 #include <stdexcept>
 
 #include "coding/cpu_engine.hpp"
+#include "coding/host_memory.hpp"
 #include "gpu/cuda_engine.hpp"
 #include "gpu/device_info.hpp"
 
 namespace ncast {
+namespace {
+
+void* pinned_allocate(std::size_t bytes) {
+  void* p = nullptr;
+  if (cudaMallocHost(&p, bytes) != cudaSuccess) {
+    cudaGetLastError();  // a failed allocation is not sticky; leave no error behind
+    return nullptr;
+  }
+  return p;
+}
+
+void pinned_release(void* p) { cudaFreeHost(p); }
+
+std::unique_ptr<Engine> cuda_engine(int device) {
+  auto engine = std::make_unique<gpu::CudaEngine>(device);
+  set_host_allocator(Backend::cuda, {pinned_allocate, pinned_release, "pinned"});
+  return engine;
+}
+
+}  // namespace
 
 std::unique_ptr<Engine> make_engine(Backend backend) {
   if (backend == Backend::cpu) return std::make_unique<CpuEngine>();
@@ -17,16 +42,19 @@ std::unique_ptr<Engine> make_engine(Backend backend) {
   if (backend == Backend::cuda) {
     if (devices.empty()) throw std::runtime_error("backend cuda: no usable CUDA device: " + why);
     try {
-      return std::make_unique<gpu::CudaEngine>(devices.front().index);
+      return cuda_engine(devices.front().index);
     } catch (const std::exception& e) {
       throw std::runtime_error(std::string("backend cuda: ") + e.what());
     }
   }
   if (!devices.empty()) {
     try {
-      auto engine = std::make_unique<gpu::CudaEngine>(devices.front().index);
-      std::cerr << "ncast: backend auto: CUDA device " << devices.front().index << ": " << gpu::describe(devices.front())
-                << "\n";
+      auto engine = cuda_engine(devices.front().index);
+      static std::once_flag logged;  // one line per process, however many engines it makes
+      std::call_once(logged, [&] {
+        std::cerr << "ncast: backend auto: CUDA device " << devices.front().index << ": "
+                  << gpu::describe(devices.front()) << "\n";
+      });
       return engine;
     } catch (const std::exception& e) {
       std::cerr << "ncast: backend auto: CUDA device unusable (" << e.what() << "); using the CPU\n";

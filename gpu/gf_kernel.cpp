@@ -1,9 +1,11 @@
 #include "gpu/gf_kernel.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include "gpu/cuda_check.hpp"
 #include "gpu/kernel_launch.hpp"
 
 namespace ncast::gpu {
@@ -48,39 +50,86 @@ PrmtTile prmt_tile_for(std::size_t outputs) {
   return {32, 4};
 }
 
-void multiply(Kernel kernel, const Product& product, bool accumulate, cudaStream_t stream,
-              std::optional<PrmtTile> tile) {
+namespace {
+
+// The kernel's view of a product, after the checks every launch needs; nullopt when there is
+// nothing to compute.
+std::optional<detail::KernelProblem> checked(const Product& product) {
   const auto& [coefs, src, dst] = product;
   const std::size_t m = dst.rows, k = src.rows, len = dst.cols;
   if (coefs.rows != m || coefs.cols != k || src.cols != len)
     throw std::invalid_argument("GPU multiply: shapes do not fit: " + shape_text("coefficients", coefs.rows, coefs.cols) +
                                 ", " + shape_text("sources", src.rows, src.cols) + ", " +
                                 shape_text("outputs", dst.rows, dst.cols));
-  if (m == 0 || len == 0) return;
+  if (m == 0 || len == 0) return std::nullopt;
   if (k > 0 && (coefs.data == nullptr || coefs.pitch < k))
     throw std::invalid_argument("GPU multiply: coefficient matrix needs a device pointer and a pitch of at least k");
   require_kernel_layout(src, "GPU multiply sources");
   require_kernel_layout(dst, "GPU multiply outputs");
+  return detail::KernelProblem{coefs.data, coefs.pitch, src.data, src.pitch, dst.data, dst.pitch, m, k, len};
+}
 
-  detail::KernelArgs args{};
-  args.m = m, args.k = k, args.len = len, args.accumulate = accumulate;
-  args.one = {coefs.data, coefs.pitch, src.data, src.pitch, dst.data, dst.pitch};
-  args.batch = nullptr;
-  args.count = 1;
+PrmtTile checked_tile(std::optional<PrmtTile> tile, std::size_t m) {
+  const PrmtTile t = tile.value_or(prmt_tile_for(m));
+  if (std::none_of(std::begin(kTiles), std::end(kTiles),
+                   [&](const PrmtTile& c) { return c.outputs == t.outputs && c.words == t.words; }))
+    throw std::invalid_argument("GPU multiply: prmt tile " + std::to_string(t.outputs) + "x" + std::to_string(t.words) +
+                                " is not compiled in");
+  return t;
+}
+
+void launch(Kernel kernel, const detail::KernelArgs& args, PrmtTile tile, cudaStream_t stream) {
   switch (kernel) {
     case Kernel::nuclei_loop: return detail::launch_nuclei_loop(args, stream);
     case Kernel::gibraltar_logexp: return detail::launch_gibraltar_logexp(args, stream);
     case Kernel::product_table: return detail::launch_product_table(args, stream);
-    case Kernel::prmt: {
-      const PrmtTile t = tile.value_or(prmt_tile_for(m));
-      if (std::none_of(std::begin(kTiles), std::end(kTiles),
-                       [&](const PrmtTile& c) { return c.outputs == t.outputs && c.words == t.words; }))
-        throw std::invalid_argument("GPU multiply: prmt tile " + std::to_string(t.outputs) + "x" +
-                                    std::to_string(t.words) + " is not compiled in");
-      return detail::launch_prmt(args, t.outputs, t.words, stream);
-    }
+    case Kernel::prmt: return detail::launch_prmt(args, tile.outputs, tile.words, stream);
   }
   throw std::invalid_argument("GPU multiply: unknown kernel");
+}
+
+}  // namespace
+
+void multiply(Kernel kernel, const Product& product, bool accumulate, cudaStream_t stream,
+              std::optional<PrmtTile> tile) {
+  const auto problem = checked(product);
+  if (!problem) return;
+  const PrmtTile t = checked_tile(tile, problem->m);
+  detail::KernelArgs args{problem->m, problem->len, accumulate, *problem, nullptr, 1};
+  launch(kernel, args, t, stream);
+}
+
+void ProductBatch::add(const Product& product) {
+  if (const auto problem = checked(product)) {
+    problems_.push_back(*problem);
+    max_m_ = std::max(max_m_, problem->m);
+    max_len_ = std::max(max_len_, problem->len);
+  }
+}
+
+void ProductBatch::clear() {
+  problems_.clear();
+  max_m_ = max_len_ = 0;
+}
+
+void ProductBatch::multiply(Kernel kernel, bool accumulate, cudaStream_t stream, std::optional<PrmtTile> tile) {
+  if (problems_.empty()) return;
+  const PrmtTile t = checked_tile(tile, max_m_);
+  const std::size_t bytes = problems_.size() * sizeof(detail::KernelProblem);
+  if (copied_) copied_->synchronize();
+  else copied_ = std::make_unique<Event>();
+  if (staging_.size() < bytes) staging_ = PinnedBuffer(bytes, "the descriptors of a batched GPU multiply");
+  if (device_.size() < bytes) device_ = DeviceBuffer(bytes, "the descriptors of a batched GPU multiply");
+  std::memcpy(staging_.get(), problems_.data(), bytes);
+  check(cudaMemcpyAsync(device_.get(), staging_.get(), bytes, cudaMemcpyHostToDevice, stream),
+        "copying batch descriptors to the device");
+  copied_->record(stream);
+  const auto* all = reinterpret_cast<const detail::KernelProblem*>(device_.get());
+  for (std::size_t first = 0; first < problems_.size(); first += detail::kMaxGridYZ) {
+    const auto count = static_cast<unsigned>(std::min<std::size_t>(detail::kMaxGridYZ, problems_.size() - first));
+    detail::KernelArgs args{max_m_, max_len_, accumulate, problems_[first], all + first, count};
+    launch(kernel, args, t, stream);
+  }
 }
 
 }  // namespace ncast::gpu

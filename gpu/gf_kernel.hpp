@@ -5,11 +5,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
 
+#include <vector>
+
 #include "gpu/device_matrix.hpp"
+#include "gpu/device_memory.hpp"
+#include "gpu/kernel_launch.hpp"
 
 namespace ncast::gpu {
 
@@ -45,5 +50,25 @@ struct Product {
 // mismatched shapes or layouts and CudaError when the launch fails. tile only affects prmt.
 void multiply(Kernel kernel, const Product& product, bool accumulate, cudaStream_t stream,
               std::optional<PrmtTile> tile = std::nullopt);
+
+// Many products, of any shapes, in one launch: how one call serves requests across many segments.
+// The descriptors go to the device on the stream of multiply(); keep to one stream per batch object,
+// since the next multiply() reuses the device copy.
+class ProductBatch {
+ public:
+  // Validates as multiply() does (std::invalid_argument); empty products are dropped.
+  void add(const Product& product);
+  void clear();
+  std::size_t size() const { return problems_.size(); }
+  // Enqueues every product added since the last clear(); tile defaults to the one for the largest m.
+  void multiply(Kernel kernel, bool accumulate, cudaStream_t stream, std::optional<PrmtTile> tile = std::nullopt);
+
+ private:
+  std::vector<detail::KernelProblem> problems_;
+  PinnedBuffer staging_;  // the copy source, rewritten only after the last copy from it completed
+  DeviceBuffer device_;
+  std::unique_ptr<Event> copied_;
+  std::size_t max_m_ = 0, max_len_ = 0;
+};
 
 }  // namespace ncast::gpu

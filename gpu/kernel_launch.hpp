@@ -8,6 +8,7 @@
 
 namespace ncast::gpu::detail {
 
+// m outputs of len bytes from k sources.
 struct KernelProblem {
   const std::uint8_t* coefs;
   std::size_t coef_pitch;
@@ -15,12 +16,13 @@ struct KernelProblem {
   std::size_t src_pitch;
   std::uint8_t* dst;
   std::size_t dst_pitch;
+  std::size_t m, k, len;
 };
 
-// m outputs of len bytes from k sources; `count` problems of this shape, taken from the device
-// array `batch` when it is not null, else `one` (count 1).
+// `count` problems, taken from the device array `batch` when it is not null, else `one` (count 1);
+// the grid is sized for the largest m and len among them.
 struct KernelArgs {
-  std::size_t m, k, len;
+  std::size_t max_m, max_len;
   bool accumulate;
   KernelProblem one;
   const KernelProblem* batch;

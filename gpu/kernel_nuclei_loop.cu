@@ -24,22 +24,22 @@ __device__ inline std::uint32_t loop_gf_multiply_word(std::uint32_t factor, std:
 __global__ void __launch_bounds__(kThreads) nuclei_loop_kernel(KernelArgs args) {
   const KernelProblem p = block_problem(args, blockIdx.z);
   const std::size_t col = (std::size_t{blockIdx.x} * kThreads + threadIdx.x) * 4;
-  if (col >= args.len) return;
-  for (std::size_t i = blockIdx.y; i < args.m; i += gridDim.y) {
+  if (col >= p.len) return;
+  for (std::size_t i = blockIdx.y; i < p.m; i += gridDim.y) {
     const std::uint8_t* coefs = p.coefs + i * p.coef_pitch;
     std::uint32_t acc = 0;
-    for (std::size_t j = 0; j < args.k; ++j)
-      acc ^= loop_gf_multiply_word(__ldg(coefs + j), load_word(p.src + j * p.src_pitch, col, args.len));
-    store_word(p.dst + i * p.dst_pitch, col, args.len, acc, args.accumulate);
+    for (std::size_t j = 0; j < p.k; ++j)
+      acc ^= loop_gf_multiply_word(__ldg(coefs + j), load_word(p.src + j * p.src_pitch, col, p.len));
+    store_word(p.dst + i * p.dst_pitch, col, p.len, acc, args.accumulate);
   }
 }
 
 }  // namespace
 
 void launch_nuclei_loop(const KernelArgs& args, cudaStream_t stream) {
-  const std::size_t words = (args.len + 3) / 4;
+  const std::size_t words = (args.max_len + 3) / 4;
   const dim3 grid(static_cast<unsigned>((words + kThreads - 1) / kThreads),
-                  static_cast<unsigned>(args.m < kMaxGridYZ ? args.m : kMaxGridYZ), args.count);
+                  static_cast<unsigned>(args.max_m < kMaxGridYZ ? args.max_m : kMaxGridYZ), args.count);
   nuclei_loop_kernel<<<grid, kThreads, 0, stream>>>(args);
   check_launch("nuclei_loop");
 }

@@ -103,11 +103,11 @@ __device__ inline void store_words(std::uint8_t* row, std::size_t col, std::size
 
 // Sources j and j + 1 of the thread's columns (zero past the last source).
 template <int W>
-__device__ inline void load_pair(const KernelProblem& p, const KernelArgs& args, std::size_t j, std::size_t col,
+__device__ inline void load_pair(const KernelProblem& p, std::size_t j, std::size_t col,
                                  bool full, std::uint32_t (&w0)[W], std::uint32_t (&w1)[W]) {
-  load_words<W>(p.src + j * p.src_pitch, col, args.len, full, w0);
-  if (j + 1 < args.k) {
-    load_words<W>(p.src + (j + 1) * p.src_pitch, col, args.len, full, w1);
+  load_words<W>(p.src + j * p.src_pitch, col, p.len, full, w0);
+  if (j + 1 < p.k) {
+    load_words<W>(p.src + (j + 1) * p.src_pitch, col, p.len, full, w1);
   } else {
 #pragma unroll
     for (int w = 0; w < W; ++w) w1[w] = 0;
@@ -120,10 +120,10 @@ __global__ void __launch_bounds__(kThreads) prmt_kernel(KernelArgs args) {
   __shared__ std::uint32_t tab_c[kChunk][MT];
   const KernelProblem p = block_problem(args, blockIdx.z);
   const std::size_t col = (std::size_t{blockIdx.x} * kThreads + threadIdx.x) * (4 * W);
-  const bool active = col < args.len;
-  const bool full = col + 4 * W <= args.len;
+  const bool active = col < p.len;
+  const bool full = col + 4 * W <= p.len;
 
-  for (std::size_t i0 = std::size_t{blockIdx.y} * MT; i0 < args.m; i0 += std::size_t{gridDim.y} * MT) {
+  for (std::size_t i0 = std::size_t{blockIdx.y} * MT; i0 < p.m; i0 += std::size_t{gridDim.y} * MT) {
     std::uint32_t acc[MT][W];
 #pragma unroll
     for (int r = 0; r < MT; ++r)
@@ -133,16 +133,16 @@ __global__ void __launch_bounds__(kThreads) prmt_kernel(KernelArgs args) {
     // The words of the next pair of sources are loaded one pair ahead, so their latency hides
     // behind the arithmetic of the current pair.
     std::uint32_t w0[W], w1[W];
-    if (active && args.k > 0) load_pair<W>(p, args, 0, col, full, w0, w1);
+    if (active && p.k > 0) load_pair<W>(p, 0, col, full, w0, w1);
 
-    for (std::size_t j0 = 0; j0 < args.k; j0 += kChunk) {
-      const int jn = static_cast<int>(args.k - j0 < kChunk ? args.k - j0 : kChunk);
+    for (std::size_t j0 = 0; j0 < p.k; j0 += kChunk) {
+      const int jn = static_cast<int>(p.k - j0 < kChunk ? p.k - j0 : kChunk);
       __syncthreads();  // everyone is done with the previous chunk's tables
       for (unsigned t = threadIdx.x; t < kChunk * MT; t += kThreads) {
         const int jj = static_cast<int>(t / MT), r = static_cast<int>(t % MT);
         // Tables past the last source or output are zero, so the pairs below need no tests.
         const std::uint32_t c =
-            (jj < jn && i0 + r < args.m) ? __ldg(p.coefs + (i0 + r) * p.coef_pitch + j0 + jj) : 0u;
+            (jj < jn && i0 + r < p.m) ? __ldg(p.coefs + (i0 + r) * p.coef_pitch + j0 + jj) : 0u;
         split_tables(c, tab_ab[jj][r], tab_c[jj][r]);
       }
       __syncthreads();
@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(kThreads) prmt_kernel(KernelArgs args) {
         Selectors s0[W], s1[W];
 #pragma unroll
         for (int w = 0; w < W; ++w) s0[w] = selectors(w0[w]), s1[w] = selectors(w1[w]);
-        if (j0 + jj + 2 < args.k) load_pair<W>(p, args, j0 + jj + 2, col, full, w0, w1);
+        if (j0 + jj + 2 < p.k) load_pair<W>(p, j0 + jj + 2, col, full, w0, w1);
 #pragma unroll
         for (int r = 0; r < MT; ++r) {
           const uint4 ab0 = tab_ab[jj][r], ab1 = tab_ab[jj + 1][r];
@@ -166,10 +166,10 @@ __global__ void __launch_bounds__(kThreads) prmt_kernel(KernelArgs args) {
     if (active) {
 #pragma unroll
       for (int r = 0; r < MT; ++r) {
-        if (i0 + r >= args.m) break;
+        if (i0 + r >= p.m) break;
 #pragma unroll
         for (int w = 0; w < W; ++w) acc[r][w] = __byte_perm(acc[r][w], 0, kUnswap);
-        store_words<W>(p.dst + (i0 + r) * p.dst_pitch, col, args.len, full, args.accumulate, acc[r]);
+        store_words<W>(p.dst + (i0 + r) * p.dst_pitch, col, p.len, full, args.accumulate, acc[r]);
       }
     }
   }
@@ -178,8 +178,8 @@ __global__ void __launch_bounds__(kThreads) prmt_kernel(KernelArgs args) {
 template <int MT, int W>
 void launch(const KernelArgs& args, cudaStream_t stream) {
   const std::size_t bytes_per_block = std::size_t{kThreads} * 4 * W;
-  const std::size_t tiles = (args.m + MT - 1) / MT;
-  const dim3 grid(static_cast<unsigned>((args.len + bytes_per_block - 1) / bytes_per_block),
+  const std::size_t tiles = (args.max_m + MT - 1) / MT;
+  const dim3 grid(static_cast<unsigned>((args.max_len + bytes_per_block - 1) / bytes_per_block),
                   static_cast<unsigned>(tiles < kMaxGridYZ ? tiles : kMaxGridYZ), args.count);
   prmt_kernel<MT, W><<<grid, kThreads, 0, stream>>>(args);
   check_launch("prmt");

@@ -31,22 +31,22 @@ __global__ void __launch_bounds__(kThreads) product_table_kernel(KernelArgs args
     const std::size_t y = tile / col_blocks % row_tiles;
     const KernelProblem p = block_problem(args, static_cast<unsigned>(tile / (col_blocks * row_tiles)));
     const std::size_t col = (x * kThreads + threadIdx.x) * 4;
-    if (col >= args.len) continue;
     const std::size_t i0 = y * kOutputs;
+    if (col >= p.len || i0 >= p.m) continue;
     std::uint32_t out[kOutputs] = {};
-    for (std::size_t j = 0; j < args.k; ++j) {
-      const std::uint32_t in = load_word(p.src + j * p.src_pitch, col, args.len);
+    for (std::size_t j = 0; j < p.k; ++j) {
+      const std::uint32_t in = load_word(p.src + j * p.src_pitch, col, p.len);
 #pragma unroll
       for (int r = 0; r < kOutputs; ++r) {
         const std::size_t i = i0 + r;
-        const std::uint8_t* row = table + 256u * (i < args.m ? __ldg(p.coefs + i * p.coef_pitch + j) : 0);
+        const std::uint8_t* row = table + 256u * (i < p.m ? __ldg(p.coefs + i * p.coef_pitch + j) : 0);
 #pragma unroll
         for (int b = 0; b < 4; ++b) out[r] ^= std::uint32_t{row[(in >> (8 * b)) & 0xFFu]} << (8 * b);
       }
     }
 #pragma unroll
     for (int r = 0; r < kOutputs; ++r)
-      if (i0 + r < args.m) store_word(p.dst + (i0 + r) * p.dst_pitch, col, args.len, out[r], args.accumulate);
+      if (i0 + r < p.m) store_word(p.dst + (i0 + r) * p.dst_pitch, col, p.len, out[r], args.accumulate);
   }
 }
 
@@ -61,8 +61,8 @@ void launch_product_table(const KernelArgs& args, cudaStream_t stream) {
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "reading the SM count");
   check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, product_table_kernel, kThreads, kTableBytes),
         "reading the product-table kernel's occupancy");
-  const std::size_t col_blocks = ((args.len + 3) / 4 + kThreads - 1) / kThreads;
-  const std::size_t row_tiles = (args.m + kOutputs - 1) / kOutputs;
+  const std::size_t col_blocks = ((args.max_len + 3) / 4 + kThreads - 1) / kThreads;
+  const std::size_t row_tiles = (args.max_m + kOutputs - 1) / kOutputs;
   const std::size_t tiles = col_blocks * row_tiles * args.count;
   const std::size_t resident = static_cast<std::size_t>(sms) * static_cast<std::size_t>(per_sm > 0 ? per_sm : 1);
   const auto blocks = static_cast<unsigned>(tiles < resident ? tiles : resident);

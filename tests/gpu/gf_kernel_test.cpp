@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -165,6 +166,54 @@ TEST(KernelProducts, EveryProductMatchesTheTableFreeReference) {
       const auto got = dst.row(all, c);
       for (std::size_t x = 0; x < kLen; ++x)
         ASSERT_EQ(got[x], ncast::testing::slow_mul(static_cast<std::uint8_t>(c), row[x])) << "c=" << c << " x=" << x;
+    }
+  }
+}
+
+TEST(KernelBatch, ProductsOfDifferentShapesInOneLaunch) {
+  NCAST_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 rng(13);
+  CpuEngine cpu;
+  const std::size_t shapes[][3] = {{37, 128, 4096}, {1, 17, 3}, {5, 2, 1200}, {40, 256, 999}, {3, 0, 64}, {0, 4, 64}};
+  struct Case {
+    std::vector<std::uint8_t> coefs;
+    DeviceBuffer coef_buf;
+    std::unique_ptr<PoisonedMatrix> src, dst;
+    std::vector<std::vector<std::uint8_t>> expect;
+  };
+  std::vector<Case> cases;
+  for (const auto& [m, n, len] : shapes) {
+    Case c;
+    c.coefs.resize(m * n);
+    for (auto& x : c.coefs) x = random_coef(rng);
+    std::vector<std::vector<std::uint8_t>> srcs(n);
+    std::vector<const std::uint8_t*> src_ptrs;
+    for (auto& s : srcs) s = random_bytes(len, rng), src_ptrs.push_back(s.data());
+    c.expect.resize(m);
+    std::vector<std::uint8_t*> out_ptrs;
+    for (auto& e : c.expect) e = poison_bytes(len, rng), out_ptrs.push_back(e.data());
+    cpu.multiply(c.coefs.data(), m, n, src_ptrs.data(), out_ptrs.data(), len, false);
+    c.coef_buf = DeviceBuffer(c.coefs.size(), "test coefficients");
+    if (!c.coefs.empty()) to_device(c.coef_buf.get(), c.coefs);
+    c.src = std::make_unique<PoisonedMatrix>(n, len, rng);
+    c.src->set_rows(srcs);
+    cases.push_back(std::move(c));
+  }
+  for (const Variant& v : all_variants()) {
+    SCOPED_TRACE(v.name());
+    ProductBatch batch;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const auto& [m, n, len] = shapes[i];
+      cases[i].dst = std::make_unique<PoisonedMatrix>(m, len, rng);
+      batch.add({{cases[i].coef_buf.get(), m, n, n}, cases[i].src->ref(), cases[i].dst->ref()});
+    }
+    EXPECT_EQ(batch.size(), cases.size() - 1);  // the one without outputs is dropped
+    batch.multiply(v.kernel, false, nullptr, v.tile);
+    check(cudaDeviceSynchronize(), "running the batch");
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const auto all = from_device(cases[i].dst->buffer.get(), cases[i].dst->buffer.size());
+      for (std::size_t r = 0; r < shapes[i][0]; ++r) ASSERT_EQ(cases[i].dst->row(all, r), cases[i].expect[r]) << "product " << i << " row " << r;
+      ASSERT_TRUE(cases[i].dst->outside_untouched(all)) << "product " << i;
     }
   }
 }
