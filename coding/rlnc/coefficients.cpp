@@ -16,34 +16,51 @@ std::uint8_t nonzero_value(std::uint32_t word) {
   return static_cast<std::uint8_t>(1 + (((word >> 16) * 255u) >> 16));
 }
 
-void draw_dense(CurandPhilox& rng, std::span<std::uint8_t> out) {
+// Value t of the stream (offset 0) is word t mod 4 of block t/4, whose counter is (t/4, 0, index,
+// segment): what CurandPhilox steps through, computed block by block without its state machine.
+class Blocks {
+ public:
+  Blocks(const SeedContext& context, std::uint32_t index)
+      : key_{static_cast<std::uint32_t>(context.seed), static_cast<std::uint32_t>(context.seed >> 32)},
+        index_(index), segment_(context.segment) {}
+  PhiloxCounter operator()(std::uint32_t block) const { return philox4x32_10({block, 0, index_, segment_}, key_); }
+
+ private:
+  PhiloxKey key_;
+  std::uint32_t index_, segment_;
+};
+
+void draw_dense(const Blocks& blocks, std::span<std::uint8_t> out) {
   const std::size_t n = out.size();
-  bool any = false;
-  for (std::size_t j = 0; j < n; j += 4) {
-    const std::uint32_t w = rng();
-    for (std::size_t b = 0; b < 4 && j + b < n; ++b) {
-      out[j + b] = static_cast<std::uint8_t>(w >> (8 * b));
-      any |= out[j + b] != 0;
+  std::uint8_t any = 0;
+  for (std::size_t j = 0; j < n; j += 16) {
+    const PhiloxCounter words = blocks(static_cast<std::uint32_t>(j / 16));
+    for (std::size_t b = 0; b < 16 && j + b < n; ++b) {
+      out[j + b] = static_cast<std::uint8_t>(words[b / 4] >> (8 * (b % 4)));
+      any |= out[j + b];
     }
   }
   // Probability 2^-8n; the fixed replacement keeps the vector a pure function of its seed.
-  if (!any) out[0] = 1;
+  if (any == 0) out[0] = 1;
 }
 
-void draw_sparse(CurandPhilox& rng, std::uint32_t threshold, std::span<std::uint8_t> out) {
+void draw_sparse(const Blocks& blocks, std::uint32_t threshold, std::span<std::uint8_t> out) {
   const std::size_t n = out.size();
-  // Word j decides coefficient j: present when its low half is below the threshold.
-  std::uint32_t words[kMaxSymbols];
+  // Value j decides coefficient j: present when its low half is below the threshold.
+  std::uint32_t words[kMaxSymbols + 4];
+  for (std::size_t j = 0; j <= n; j += 4) {
+    const PhiloxCounter block = blocks(static_cast<std::uint32_t>(j / 4));
+    std::copy(block.begin(), block.end(), words + j);
+  }
   bool any = false;
   for (std::size_t j = 0; j < n; ++j) {
-    words[j] = rng();
     const bool present = (words[j] & 0xFFFF) < threshold;
     out[j] = present ? nonzero_value(words[j]) : 0;
     any |= present;
   }
   if (any) return;
-  // None drawn: word n picks one position uniformly, which keeps the value its own word gives it.
-  const std::size_t p = ((rng() & 0xFFFF) * n) >> 16;
+  // None drawn: value n picks one position uniformly, which keeps the value its own word gives it.
+  const std::size_t p = ((words[n] & 0xFFFF) * n) >> 16;
   out[p] = nonzero_value(words[p]);
 }
 
@@ -64,9 +81,9 @@ Density Density::from_threshold(std::uint32_t threshold) {
 void draw_coefficients(const SeedContext& context, std::uint32_t index, Density density, std::span<std::uint8_t> out) {
   if (out.empty() || out.size() > kMaxSymbols)
     throw Error(Errc::bad_layout, "a coefficient vector has 1..256 entries, not " + std::to_string(out.size()));
-  CurandPhilox rng(context.seed, coefficient_subsequence(context.segment, index), 0);
-  if (density.is_dense()) draw_dense(rng, out);
-  else draw_sparse(rng, density.threshold(), out);
+  const Blocks blocks(context, index);
+  if (density.is_dense()) draw_dense(blocks, out);
+  else draw_sparse(blocks, density.threshold(), out);
 }
 
 }  // namespace ncast::rlnc

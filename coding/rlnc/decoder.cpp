@@ -9,14 +9,6 @@
 #include "coding/rlnc/error.hpp"
 
 namespace ncast::rlnc {
-namespace {
-
-// Column width of the in-batch solve: the batch's rows of this width are copied aside and multiplied
-// back, so the scratch stays batch × 4 KiB however long the symbols are.
-constexpr std::size_t kSolveChunk = 4096;
-
-}  // namespace
-
 Decoder::Decoder(const GenerationLayout& layout, std::span<std::uint8_t> out, const SeedContext& seeds,
                  const DecoderOptions& options)
     : layout_(layout), out_(out), seeds_(seeds), batch_(options.batch) {
@@ -24,36 +16,44 @@ Decoder::Decoder(const GenerationLayout& layout, std::span<std::uint8_t> out, co
   if (batch_ < 1 || batch_ > kMaxSymbols)
     throw Error(Errc::bad_option, "decoder batch " + std::to_string(batch_) + " is not in 1..256");
   if (out.size() < layout.block_bytes())
-    throw Error(Errc::buffer_too_small, "output buffer of " + std::to_string(out.size()) + " bytes, the generation needs " +
-                                            std::to_string(layout.block_bytes()));
+    throw Error(Errc::buffer_too_small, "output buffer of " + std::to_string(out.size()) +
+                                            " bytes, the generation needs " + std::to_string(layout.block_bytes()));
   stride_ = (n + 63) / 64 * 64;
-  rref_.assign(n * stride_, 0);
-  held_.assign(n * stride_, 0);
+  rows_.assign(n * stride_, 0);
+  staging_.assign(batch_ * layout.symbol_size(), 0);
+  raw_rows_.assign(batch_ * stride_, 0);
+  transform_.assign(batch_ * batch_, 0);
   is_pivot_.assign(n, 0);
   is_pending_.assign(n, 0);
+  unit_.assign(n, 0);
   decoded_.assign(n, 0);
   pivot_order_.reserve(n);
   pending_.reserve(batch_);
   raw_.assign(stride_, 0);
   work_.assign(stride_, 0);
-  coefs_.assign(n * std::max(batch_, std::size_t{1}), 0);
-  inverse_.assign(2 * batch_ * batch_, 0);
-  srcs_.resize(n);
+  probe_.assign(stride_, 0);
+  coefs_.assign(batch_ * (batch_ + n), 0);
+  fcoefs_.assign(batch_ * n, 0);
+  gcoefs_.assign(batch_ * n, 0);
+  probe_coefs_.assign(batch_, 0);
+  srcs_.resize(batch_ + n);
   row_srcs_.resize(n);
+  probe_srcs_.resize(batch_);
   dsts_.resize(n);
   row_dsts_.resize(n);
   cols_.reserve(n);
-  rows_.reserve(n);
-  chunk_len_ = std::min(layout.symbol_size(), kSolveChunk);
-  chunk_.assign(batch_ * chunk_len_, 0);
+  touched_.reserve(n);
 }
 
 void Decoder::reset() {
   std::fill(is_pivot_.begin(), is_pivot_.end(), 0);
   std::fill(is_pending_.begin(), is_pending_.end(), 0);
+  std::fill(unit_.begin(), unit_.end(), 0);
   std::fill(decoded_.begin(), decoded_.end(), 0);
+  std::fill(transform_.begin(), transform_.end(), 0);
   pivot_order_.clear();
   pending_.clear();
+  lo_ = 0;
   rank_ = received_ = non_innovative_ = 0;
 }
 
@@ -66,42 +66,75 @@ AddResult Decoder::add(const SymbolView& symbol) {
     ++non_innovative_;
     return AddResult::non_innovative;
   }
+  const std::size_t lo = lo_, width = n - lo;
+  std::uint8_t* v = work_.data() + lo;  // v[j - lo] is column j
+  std::copy(raw_.begin() + static_cast<long>(lo), raw_.begin() + static_cast<long>(n), v);
 
-  // Eliminate every pivot column at once: the RREF rows are zero at each other's pivots, so the
-  // multipliers are the vector's own entries there.
-  std::uint8_t* v = work_.data();
-  std::copy_n(raw_.data(), n, v);
+  // Clear the settled pivot columns in one multiply-accumulate: the settled rows are the unit vectors
+  // on those columns, so the multipliers are the raw entries there. Decoded rows only clear their own
+  // column.
   std::size_t used = 0;
-  for (const std::uint16_t p : pivot_order_)
-    if (v[p] != 0) {
-      srcs_[used] = rref_row(p);
-      coefs_[used++] = v[p];
+  for (const std::uint16_t p : pivot_order_) {
+    const std::uint8_t f = raw_[p];
+    if (f == 0 || is_pending_[p]) continue;
+    if (unit_[p]) {
+      if (p >= lo) v[p - lo] = 0;
+      continue;
     }
-  if (used > 0) k.dot_multi(&v, 1, srcs_.data(), used, coefs_.data(), n, true);
+    srcs_[used] = row(p) + lo;
+    coefs_[used++] = f;
+  }
+  if (used > 0) k.dot_multi(&v, 1, srcs_.data(), used, coefs_.data(), width, true);
+
+  // Then the pending pivot columns, recording in t how the result combines the pending rows.
+  const std::size_t b = pending_.size();
+  std::uint8_t* t = transform_row(b);
+  std::fill_n(t, batch_, std::uint8_t{0});
+  t[b] = 1;
+  used = 0;
+  for (std::size_t i = 0; i < b; ++i) {
+    const std::uint8_t f = v[pending_[i] - lo];
+    if (f == 0) continue;
+    srcs_[used] = row(pending_[i]) + lo;
+    row_srcs_[used] = transform_row(i);
+    coefs_[used++] = f;
+  }
+  if (used > 0) {
+    k.dot_multi(&v, 1, srcs_.data(), used, coefs_.data(), width, true);
+    k.dot_multi(&t, 1, row_srcs_.data(), used, coefs_.data(), b, true);
+  }
 
   std::size_t c = 0;
-  while (c < n && v[c] == 0) ++c;
-  if (c == n) {
+  while (c < width && v[c] == 0) ++c;
+  if (c == width) {
     ++non_innovative_;
     return AddResult::non_innovative;
   }
+  c += lo;
 
-  // The new row, normalised, then cleared from the column of every other row.
-  k.mul(rref_row(c), v, gf::inv(v[c]), n);
-  std::size_t touched = 0;
-  for (const std::uint16_t p : pivot_order_) {
-    const std::uint8_t f = rref_row(p)[c];
-    if (f != 0) {
-      row_dsts_[touched] = rref_row(p);
-      coefs_[touched++] = f;
-    }
+  // The new row, normalised, then cleared from the column of the other pending rows.
+  const std::uint8_t scale = gf::inv(v[c - lo]);
+  std::uint8_t* new_row = row(c) + lo;
+  k.mul(new_row, v, scale, width);
+  k.mul(t, t, scale, b + 1);
+  used = 0;
+  for (std::size_t i = 0; i < b; ++i) {
+    const std::uint8_t f = row(pending_[i])[c];
+    if (f == 0) continue;
+    row_dsts_[used] = row(pending_[i]) + lo;
+    dsts_[used] = transform_row(i);
+    coefs_[used++] = f;
   }
-  const std::uint8_t* pivot_row = rref_row(c);
-  if (touched > 0) k.dot_multi(row_dsts_.data(), touched, &pivot_row, 1, coefs_.data(), n, true);
+  if (used > 0) {
+    const std::uint8_t* src = new_row;
+    k.dot_multi(row_dsts_.data(), used, &src, 1, coefs_.data(), width, true);
+    src = t;
+    k.dot_multi(dsts_.data(), used, &src, 1, coefs_.data(), b + 1, true);
+  }
 
-  // The payload waits in its slot, raw, with its raw coefficients, until the batch is flushed.
-  std::memmove(slot(c), symbol.payload.data(), layout_.symbol_size());
-  std::copy_n(raw_.data(), n, held_row(c));
+  // The payload waits, raw, with its raw coefficients, until the batch is flushed.
+  std::memcpy(staging_.data() + b * layout_.symbol_size(), symbol.payload.data(), layout_.symbol_size());
+  std::copy_n(raw_.data(), n, raw_row(b));
   is_pivot_[c] = 1;
   is_pending_[c] = 1;
   pivot_order_.push_back(static_cast<std::uint16_t>(c));
@@ -113,147 +146,121 @@ AddResult Decoder::add(const SymbolView& symbol) {
 
 void Decoder::flush() {
   if (pending_.empty()) return;
-  forward_new_rows();
-  solve_new_rows();
+  settle_new_rows();
   update_settled_rows();
-  // Every row now holds what the eager form says; rows_ lists the settled rows that changed.
-  for (const std::uint16_t p : rows_) std::copy_n(rref_row(p), layout_.n(), held_row(p));
+  for (const std::uint16_t p : touched_) unit_[p] = unit_from(row(p), p);
   for (const std::uint16_t c : pending_) {
-    std::copy_n(rref_row(c), layout_.n(), held_row(c));
+    unit_[c] = unit_from(row(c), c);
     is_pending_[c] = 0;
   }
+  std::fill_n(transform_.begin(), pending_.size() * batch_, std::uint8_t{0});
   pending_.clear();
+  while (lo_ < layout_.n() && is_pivot_[lo_]) ++lo_;
 }
 
-// Step 1: each new row minus its components along the settled rows, whose coefficient rows are the
-// unit vectors on the settled pivots, so the multipliers are the new rows' raw entries there.
-void Decoder::forward_new_rows() {
-  const std::size_t n = layout_.n(), len = layout_.symbol_size();
+// Step 1: the new rows into their slots. Cleared of the settled rows, pending payload b is
+// raw_b + Σ_p raw_b[p]·slot p over the settled pivots p (the settled rows are the unit vectors there),
+// and the transform T takes those to the reduced rows, so new row c = Σ_b T[c][b]·(raw_b +
+// Σ_p raw_b[p]·slot p): one product from the staged payloads and the settled slots.
+void Decoder::settle_new_rows() {
+  const std::size_t b = pending_.size(), len = layout_.symbol_size();
+  const gf::RegionKernels& k = gf::kernels();
   cols_.clear();
   for (const std::uint16_t p : pivot_order_) {
     if (is_pending_[p]) continue;
-    for (const std::uint16_t b : pending_)
-      if (held_row(b)[p] != 0) {
+    for (std::size_t i = 0; i < b; ++i)
+      if (raw_row(i)[p] != 0) {
         cols_.push_back(p);
         break;
       }
   }
-  if (cols_.empty()) return;
-  rows_.clear();
-  for (const std::uint16_t b : pending_)
-    for (const std::uint16_t p : cols_)
-      if (held_row(b)[p] != 0) {
-        rows_.push_back(b);
-        break;
-      }
-  const std::size_t m = rows_.size(), kk = cols_.size();
-  for (std::size_t i = 0; i < m; ++i) {
-    dsts_[i] = slot(rows_[i]);
-    row_dsts_[i] = held_row(rows_[i]);
-    for (std::size_t j = 0; j < kk; ++j) coefs_[i * kk + j] = held_row(rows_[i])[cols_[j]];
-  }
-  for (std::size_t j = 0; j < kk; ++j) {
-    srcs_[j] = slot(cols_[j]);
-    row_srcs_[j] = held_row(cols_[j]);
-  }
-  const gf::RegionKernels& k = gf::kernels();
-  k.dot_multi(dsts_.data(), m, srcs_.data(), kk, coefs_.data(), len, true);
-  k.dot_multi(row_dsts_.data(), m, row_srcs_.data(), kk, coefs_.data(), n, true);
-}
-
-// Step 2: the new rows, now zero on the settled pivots, times the inverse of their square part on
-// the new pivots: the RREF rows of the new pivots.
-void Decoder::solve_new_rows() {
-  const std::size_t b = pending_.size(), len = layout_.symbol_size();
-  const gf::RegionKernels& k = gf::kernels();
-  if (b == 1) {
-    const std::size_t c = pending_[0];
-    const std::uint8_t a = held_row(c)[c];
-    if (a != 1) k.mul(slot(c), slot(c), gf::inv(a), len);
+  const std::size_t kk = cols_.size();
+  bool identity = true;
+  for (std::size_t i = 0; i < b && identity; ++i)
+    for (std::size_t j = 0; j < b; ++j) identity &= transform_row(i)[j] == (i == j ? 1 : 0);
+  if (identity && kk == 0) {
+    for (std::size_t i = 0; i < b; ++i) std::memcpy(slot(pending_[i]), staging_.data() + i * len, len);
     return;
   }
-  // [M | I] with M[i][j] = new row i at new pivot j; Gauss–Jordan turns it into [I | M⁻¹].
-  const std::size_t w = 2 * b;
-  bool identity = true;
+  // F[b][j] = raw_b[cols_j]; G = T·F; the product's coefficients are [T | G], row by row.
   for (std::size_t i = 0; i < b; ++i) {
-    std::uint8_t* row = inverse_.data() + i * w;
-    std::fill_n(row, w, std::uint8_t{0});
-    for (std::size_t j = 0; j < b; ++j) {
-      row[j] = held_row(pending_[i])[pending_[j]];
-      identity &= row[j] == (i == j ? 1 : 0);
-    }
-    row[b + i] = 1;
+    for (std::size_t j = 0; j < kk; ++j) fcoefs_[i * kk + j] = raw_row(i)[cols_[j]];
+    srcs_[i] = fcoefs_.data() + i * kk;
+    dsts_[i] = gcoefs_.data() + i * kk;
   }
-  if (identity) return;
-  for (std::size_t j = 0; j < b; ++j) {
-    std::size_t r = j;
-    while (inverse_[r * w + j] == 0) ++r;  // M is invertible: every new row was innovative
-    if (r != j) std::swap_ranges(inverse_.begin() + static_cast<long>(r * w), inverse_.begin() + static_cast<long>(r * w + w),
-                                 inverse_.begin() + static_cast<long>(j * w));
-    std::uint8_t* pivot = inverse_.data() + j * w;
-    k.mul(pivot, pivot, gf::inv(pivot[j]), w);
-    std::size_t m = 0;
-    for (std::size_t i = 0; i < b; ++i) {
-      const std::uint8_t f = inverse_[i * w + j];
-      if (i != j && f != 0) {
-        row_dsts_[m] = inverse_.data() + i * w;
-        coefs_[m++] = f;
-      }
-    }
-    const std::uint8_t* src = pivot;
-    if (m > 0) k.dot_multi(row_dsts_.data(), m, &src, 1, coefs_.data(), w, true);
+  for (std::size_t i = 0; i < b; ++i) std::copy_n(transform_row(i), b, coefs_.data() + i * b);
+  k.dot_multi(dsts_.data(), b, srcs_.data(), b, coefs_.data(), kk, false);
+  const std::size_t width = b + kk;
+  for (std::size_t i = 0; i < b; ++i) {
+    std::copy_n(transform_row(i), b, coefs_.data() + i * width);
+    std::copy_n(gcoefs_.data() + i * kk, kk, coefs_.data() + i * width + b);
+    dsts_[i] = slot(pending_[i]);
+    srcs_[i] = staging_.data() + i * len;
   }
-  for (std::size_t i = 0; i < b; ++i) std::copy_n(inverse_.data() + i * w + b, b, coefs_.data() + i * b);
-  // In place over the slots, a column chunk at a time through the scratch copy.
-  for (std::size_t off = 0; off < len; off += chunk_len_) {
-    const std::size_t width = std::min(chunk_len_, len - off);
-    for (std::size_t i = 0; i < b; ++i) {
-      std::uint8_t* copy = chunk_.data() + i * chunk_len_;
-      std::memcpy(copy, slot(pending_[i]) + off, width);
-      srcs_[i] = copy;
-      dsts_[i] = slot(pending_[i]) + off;
-    }
-    k.dot_multi(dsts_.data(), b, srcs_.data(), b, coefs_.data(), width, false);
-  }
+  for (std::size_t j = 0; j < kk; ++j) srcs_[b + j] = slot(cols_[j]);
+  k.dot_multi(dsts_.data(), b, srcs_.data(), width, coefs_.data(), len, false);
 }
 
-// Step 3: each settled row minus its components along the new rows, now final; the multipliers are
-// its entries at the new pivots.
+// Step 2: each settled row minus its components along the new rows, now final; the multipliers are
+// its entries at the new pivots. Payloads and coefficient rows alike.
 void Decoder::update_settled_rows() {
-  const std::size_t b = pending_.size(), len = layout_.symbol_size();
-  rows_.clear();
+  const std::size_t b = pending_.size(), lo = lo_, width = layout_.n() - lo;
+  touched_.clear();
   for (const std::uint16_t p : pivot_order_) {
-    if (is_pending_[p]) continue;
-    for (const std::uint16_t c : pending_)
-      if (held_row(p)[c] != 0) {
-        rows_.push_back(p);
-        break;
-      }
+    if (is_pending_[p] || unit_[p]) continue;  // a decoded row is zero at every other column
+    std::uint8_t* u = coefs_.data() + touched_.size() * b;
+    bool any = false;
+    for (std::size_t j = 0; j < b; ++j) any |= (u[j] = row(p)[pending_[j]]) != 0;
+    if (any) touched_.push_back(p);
   }
-  if (rows_.empty()) return;
-  const std::size_t m = rows_.size();
+  if (touched_.empty()) return;
+  const std::size_t m = touched_.size();
   for (std::size_t i = 0; i < m; ++i) {
-    dsts_[i] = slot(rows_[i]);
-    for (std::size_t j = 0; j < b; ++j) coefs_[i * b + j] = held_row(rows_[i])[pending_[j]];
+    dsts_[i] = slot(touched_[i]);
+    row_dsts_[i] = row(touched_[i]) + lo;
   }
-  for (std::size_t j = 0; j < b; ++j) srcs_[j] = slot(pending_[j]);
-  gf::kernels().dot_multi(dsts_.data(), m, srcs_.data(), b, coefs_.data(), len, true);
+  for (std::size_t j = 0; j < b; ++j) {
+    srcs_[j] = slot(pending_[j]);
+    row_srcs_[j] = row(pending_[j]) + lo;
+  }
+  const gf::RegionKernels& k = gf::kernels();
+  k.dot_multi(dsts_.data(), m, srcs_.data(), b, coefs_.data(), layout_.symbol_size(), true);
+  k.dot_multi(row_dsts_.data(), m, row_srcs_.data(), b, coefs_.data(), width, true);
 }
 
-bool Decoder::row_is_unit(std::size_t c) const {
-  const std::uint8_t* row = rref_row(c);
+// Whether r (a row with pivot c, significant from lo_ on) is zero at every column but c.
+bool Decoder::unit_from(const std::uint8_t* r, std::size_t c) const {
   std::uint8_t other = 0;
-  for (std::size_t j = 0; j < c; ++j) other |= row[j];
-  for (std::size_t j = c + 1; j < layout_.n(); ++j) other |= row[j];
+  for (std::size_t j = lo_; j < c; ++j) other |= r[j];
+  for (std::size_t j = c + 1; j < layout_.n(); ++j) other |= r[j];
   return other == 0;
 }
 
 bool Decoder::is_decoded(std::size_t i) const {
   if (i >= layout_.n()) return false;
   if (decoded_[i]) return true;
-  if (!is_pivot_[i] || !row_is_unit(i)) return false;
-  decoded_[i] = 1;
-  return true;
+  if (!is_pivot_[i]) return false;
+  bool unit = unit_[i] != 0;
+  if (is_pending_[i]) {
+    unit = unit_from(row(i), i);  // pending rows are already in their final form
+  } else if (!unit && !pending_.empty()) {
+    // A settled row as it will be after the flush: minus its components along the pending rows.
+    const std::size_t lo = lo_, width = layout_.n() - lo;
+    std::size_t used = 0;
+    for (const std::uint16_t c : pending_)
+      if (row(i)[c] != 0) {
+        probe_srcs_[used] = row(c) + lo;
+        probe_coefs_[used++] = row(i)[c];
+      }
+    if (used > 0) {
+      std::uint8_t* probe = probe_.data() + lo;
+      std::copy_n(row(i) + lo, width, probe);
+      gf::kernels().dot_multi(&probe, 1, probe_srcs_.data(), used, probe_coefs_.data(), width, true);
+      unit = unit_from(probe_.data(), i);
+    }
+  }
+  if (unit) decoded_[i] = 1;
+  return unit;
 }
 
 std::size_t Decoder::decoded_count() const {
@@ -275,6 +282,39 @@ std::span<const std::uint8_t> Decoder::data() const {
   if (!complete())
     throw Error(Errc::not_decoded, "generation at rank " + std::to_string(rank_) + " of " + std::to_string(layout_.n()));
   return out_.first(layout_.data_bytes());
+}
+
+void Decoder::combine_held(const std::uint8_t* mix, std::size_t count, std::uint8_t* const* payloads,
+                           std::uint8_t* coefficients) const {
+  const std::size_t n = layout_.n(), r = rank_, b = pending_.size(), settled = r - b, lo = lo_;
+  if (r == 0) throw Error(Errc::nothing_to_recode, "nothing is held yet");
+  const gf::RegionKernels& k = gf::kernels();
+  // Held row h is pivot_order_[h]; the pending ones are the last b, held as raw payloads with their
+  // raw coefficients.
+  std::vector<const std::uint8_t*> srcs(r);
+  std::vector<std::uint8_t*> outs(count);
+  const std::size_t len = layout_.symbol_size();
+  for (std::size_t h = 0; h < r; ++h)
+    srcs[h] = h < settled ? slot(pivot_order_[h]) : staging_.data() + (h - settled) * len;
+  k.dot_multi(payloads, count, srcs.data(), r, mix, len, false);
+  // Coefficients from lo on: every held row is known there.
+  for (std::size_t h = 0; h < r; ++h) srcs[h] = (h < settled ? row(pivot_order_[h]) : raw_row(h - settled)) + lo;
+  for (std::size_t i = 0; i < count; ++i) outs[i] = coefficients + i * n + lo;
+  k.dot_multi(outs.data(), count, srcs.data(), r, mix, n - lo, false);
+  if (lo == 0) return;
+  // Below lo, settled rows are unit vectors on their own pivot; pending rows have their raw entries.
+  std::vector<std::uint8_t> pending_mix(count * b);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::copy_n(mix + i * r + settled, b, pending_mix.data() + i * b);
+    outs[i] = coefficients + i * n;
+  }
+  for (std::size_t j = 0; j < b; ++j) srcs[j] = raw_row(j);
+  k.dot_multi(outs.data(), count, srcs.data(), b, pending_mix.data(), lo, false);
+  for (std::size_t h = 0; h < settled; ++h) {
+    const std::size_t p = pivot_order_[h];
+    if (p >= lo) continue;
+    for (std::size_t i = 0; i < count; ++i) coefficients[i * n + p] ^= mix[i * r + h];
+  }
 }
 
 }  // namespace ncast::rlnc

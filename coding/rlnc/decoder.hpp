@@ -1,17 +1,17 @@
 #pragma once
 // Progressive RLNC decoder of one generation, decoding in place into the caller's buffer.
 //
-// Each arriving symbol is eliminated at once against the coefficient matrix, which is kept in
-// reduced row echelon form (rows of n bytes: cheap), so rank, innovation and which source symbols are
-// already determined are always exact. The payload work (rows of L bytes: the real cost) is deferred
-// for up to `batch` innovative arrivals and then done in three cache-blocked products: the new rows
-// against the settled ones, the new rows among themselves, the settled rows against the new ones.
-// That is the same n²·L multiply-adds as eager Gauss–Jordan, done by dot_multi instead of one axpy
-// per row pair.
+// Coefficients (rows of n bytes: cheap) are eliminated as each symbol arrives, so rank, innovation
+// and which source symbols are already determined are always exact. Payloads (rows of L bytes: the
+// real cost) wait, raw, for up to `batch` innovative arrivals and are then brought to reduced form
+// together by two cache-blocked products: the new rows from their raw payloads and the settled rows
+// (by the transform recorded while their coefficients were eliminated), then the settled rows minus
+// their components along the new ones. That is the n²·L multiply-adds of Gauss–Jordan, done by
+// dot_multi rather than by one axpy per pair of rows.
 //
-// Storage: the row whose pivot is column c lives in symbol slot c of the output buffer, so at rank n
-// slot i holds source symbol i with no final permutation. Every buffer is allocated by the
-// constructor; adding a symbol allocates nothing.
+// The row whose pivot is column c lives in symbol slot c of the output buffer, so at rank n slot i
+// holds source symbol i with no final permutation. Every buffer is allocated by the constructor;
+// adding a symbol allocates nothing.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -40,6 +40,7 @@ class Decoder {
 
   // Takes one symbol. Non-innovative ones (linear combinations of what is held, duplicates, anything
   // after completion) are counted and dropped. A corrupt symbol throws Error and changes nothing.
+  // The payload must not lie in the output buffer.
   AddResult add(const SymbolView& symbol);
   // Forgets everything received; the output buffer is reused.
   void reset();
@@ -48,7 +49,7 @@ class Decoder {
   const SeedContext& seeds() const { return seeds_; }
   std::size_t rank() const { return rank_; }
   bool complete() const { return rank_ == layout_.n(); }
-  std::size_t received() const { return received_; }              // every add() that did not throw
+  std::size_t received() const { return received_; }  // every add() that did not throw
   std::size_t non_innovative() const { return non_innovative_; }
 
   // Whether source symbol i is already determined by what has arrived (early release).
@@ -61,21 +62,22 @@ class Decoder {
   // The object bytes (data_bytes of the layout); Error(not_decoded) before completion.
   std::span<const std::uint8_t> data() const;
 
-  // What the node holds, for recoding: rank() rows, row r being a payload in the buffer together with
-  // its coefficient vector over the source symbols (n bytes), valid until the next add/flush/reset.
-  const std::uint8_t* held_payload(std::size_t r) const { return slot(pivot_order_[r]); }
-  const std::uint8_t* held_coefficients(std::size_t r) const { return held_row(pivot_order_[r]); }
+  // For recoding: count combinations of the rank() rows held (payloads and their coefficient vectors
+  // over the sources), output i = Σ_r mix[i·rank + r] · row r. payloads[i] gets L bytes,
+  // coefficients[i·n .. i·n+n) the vector.
+  void combine_held(const std::uint8_t* mix, std::size_t count, std::uint8_t* const* payloads,
+                    std::uint8_t* coefficients) const;
 
  private:
   std::uint8_t* slot(std::size_t c) const { return out_.data() + c * layout_.symbol_size(); }
-  std::uint8_t* rref_row(std::size_t c) { return rref_.data() + c * stride_; }
-  const std::uint8_t* rref_row(std::size_t c) const { return rref_.data() + c * stride_; }
-  std::uint8_t* held_row(std::size_t c) { return held_.data() + c * stride_; }
-  const std::uint8_t* held_row(std::size_t c) const { return held_.data() + c * stride_; }
-  bool row_is_unit(std::size_t c) const;
+  std::uint8_t* row(std::size_t c) { return rows_.data() + c * stride_; }
+  const std::uint8_t* row(std::size_t c) const { return rows_.data() + c * stride_; }
+  std::uint8_t* raw_row(std::size_t b) { return raw_rows_.data() + b * stride_; }
+  const std::uint8_t* raw_row(std::size_t b) const { return raw_rows_.data() + b * stride_; }
+  std::uint8_t* transform_row(std::size_t b) { return transform_.data() + b * batch_; }
+  bool unit_from(const std::uint8_t* r, std::size_t c) const;
 
-  void forward_new_rows();
-  void solve_new_rows();
+  void settle_new_rows();
   void update_settled_rows();
 
   GenerationLayout layout_;
@@ -84,23 +86,29 @@ class Decoder {
   std::size_t batch_;
   std::size_t stride_;  // bytes per coefficient row
 
-  // rref_: the eager reduced row echelon form, row c = the row with pivot column c.
-  // held_: row c = the coefficients of what slot c holds now (the raw vector of a pending row).
-  std::vector<std::uint8_t> rref_, held_;
-  std::vector<std::uint8_t> is_pivot_, is_pending_;
+  // Coefficient rows by pivot column: for a settled pivot its reduced row as of the last flush, for a
+  // pending one its reduced row now. Every column below lo_ is a settled pivot, so those columns
+  // are known (0, or 1 on the diagonal) and rows are stored and computed only from lo_ on.
+  std::vector<std::uint8_t> rows_;
+  std::size_t lo_ = 0;
+  // Pending row b (pending_[b]): its raw payload and raw coefficients, and row b of the transform
+  // taking the pending payloads, once cleared of settled rows, to their reduced form.
+  std::vector<std::uint8_t> staging_, raw_rows_, transform_;
+  std::vector<std::uint8_t> is_pivot_, is_pending_, unit_;
   mutable std::vector<std::uint8_t> decoded_;  // cache: once decoded, always decoded
   std::vector<std::uint16_t> pivot_order_;     // pivot columns in arrival order
   std::vector<std::uint16_t> pending_;         // pivots whose payload work is deferred
   std::size_t rank_ = 0, received_ = 0, non_innovative_ = 0;
 
   // Scratch, sized once.
-  std::vector<std::uint8_t> raw_, work_;
-  std::vector<std::uint8_t> coefs_, inverse_;
+  std::vector<std::uint8_t> raw_, work_, mix_row_;
+  mutable std::vector<std::uint8_t> probe_;
+  std::vector<std::uint8_t> coefs_, fcoefs_, gcoefs_;
+  mutable std::vector<std::uint8_t> probe_coefs_;
   std::vector<const std::uint8_t*> srcs_, row_srcs_;
+  mutable std::vector<const std::uint8_t*> probe_srcs_;
   std::vector<std::uint8_t*> dsts_, row_dsts_;
-  std::vector<std::uint16_t> cols_, rows_;
-  std::vector<std::uint8_t> chunk_;  // batch × chunk bytes of payload for the in-batch solve
-  std::size_t chunk_len_;
+  std::vector<std::uint16_t> cols_, touched_;
 };
 
 }  // namespace ncast::rlnc

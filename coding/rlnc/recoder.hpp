@@ -31,8 +31,6 @@ class Recoder {
   SeedContext seeds_;
   std::uint32_t next_ = 0;
   std::vector<std::uint8_t> mix_;
-  std::vector<const std::uint8_t*> payload_srcs_, coef_srcs_;
-  std::vector<std::uint8_t*> coef_dsts_;
 };
 
 }  // namespace ncast::rlnc
