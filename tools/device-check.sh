@@ -3,9 +3,11 @@
 #
 #   tools/device-check.sh prepare [BUILD_DIR]   on the build machine (CUDA toolkit, Boost, ISA-L):
 #       builds the GPU targets in BUILD_DIR (default build-gpu) and assembles build-gpu-carry/ with
-#       the two programs, libisal.so.2 (GPU hosts have no ISA-L) and the commit they were built from.
+#       the test and bench programs, libisal.so.2 (GPU hosts have no ISA-L) and the commit they were
+#       built from.
 #   tools/device-check.sh run [CARRY_DIR]       on the GPU host (default build-gpu-carry):
-#       runs the GPU tests, the GPU benchmarks (ncast-bench gpu), then the tests again under
+#       runs the GPU tests and the RS codec's tests (on the CUDA engine, which backend auto picks
+#       there), the GPU benchmarks (ncast-bench gpu), then the GPU tests again under
 #       compute-sanitizer memcheck and racecheck; writes logs, JSON lines and a markdown results
 #       table to $OUT (default ./device-check-out) and prints a short table last.
 #
@@ -22,10 +24,10 @@ prepare() {
   local carry=$root/build-gpu-carry
   set -e
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DNCAST_ENABLE_CUDA=ON >/dev/null
-  cmake --build "$build" -j "$(nproc)" --target gpu_tests ncast-bench
+  cmake --build "$build" -j "$(nproc)" --target gpu_tests rs_tests ncast-bench
   rm -rf "$carry"
   mkdir -p "$carry"
-  cp "$build/tests/gpu/gpu_tests" "$build/tools/bench/ncast-bench" "$carry/"
+  cp "$build/tests/gpu/gpu_tests" "$build/tests/coding/rs/rs_tests" "$build/tools/bench/ncast-bench" "$carry/"
   cp -L "$(ldconfig -p | awk '/libisal\.so\.2 /{print $NF; exit}')" "$carry/libisal.so.2"
   local commit
   commit=$(git -C "$root" rev-parse --short HEAD)
@@ -39,6 +41,7 @@ run() {
   local out=${OUT:-$root/device-check-out}
   mkdir -p "$out"
   export LD_LIBRARY_PATH="$carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export NCAST_TEST_DATA_DIR="$root/tests/data"  # the known-answer files, wherever this tree now lies
   [ -x "$carry/gpu_tests" ] && [ -x "$carry/ncast-bench" ] || {
     echo "device-check: $carry lacks gpu_tests or ncast-bench; run 'tools/device-check.sh prepare' where ncast builds" >&2
     exit 2
@@ -63,8 +66,11 @@ run() {
   skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\{0,1\}[,.].*/\1/p' "$out/tests.log" | head -1)
   skipped=${skipped:-0}
   [ "$tests_rc" -eq 0 ] || status=1
-  # Two tests are for machines without a device; anything else skipped means a GPU test did not run.
-  [ "$skipped" -le 2 ] || { say "device-check: $skipped tests skipped on a GPU host"; status=1; }
+  # Three tests are for machines without a device; anything else skipped means a GPU test did not run.
+  [ "$skipped" -le 3 ] || { say "device-check: $skipped tests skipped on a GPU host"; status=1; }
+  say "== RS codec tests on the CUDA engine"
+  timeout 300 "$carry/rs_tests" --gtest_brief=1 >"$out/rs-tests.log" 2>&1 || status=1
+  tail -3 "$out/rs-tests.log" | tee -a "$log"
 
   # 2. Benchmarks: numbers first, so a slow sanitizer cannot cost them.
   say "== benchmarks"
@@ -75,7 +81,7 @@ run() {
   # OutOfMemory* fails a cudaMalloc on purpose, which memcheck would count as an error.
   local san_filter='-*n128_L65536:*n256_L65536:*OutOfMemory*'
   local limit=${NCAST_SANITIZER_TIMEOUT:-300}  # seconds per sanitizer run
-  local race_filter='*n1_*:*n2_*:*n17_*:*n32_*:KernelProducts.*:CudaEngine.*-*L65536'
+  local race_filter='*n1_*:*n2_*:*n17_*:*n32_*:KernelProducts.*:KernelBatch.*:CudaEngine.*-*L65536'
   say "== compute-sanitizer memcheck"
   timeout "$limit" compute-sanitizer --tool memcheck --error-exitcode 99 --leak-check full \
     "$carry/gpu_tests" --gtest_brief=1 --gtest_filter="$san_filter" >"$out/memcheck.log" 2>&1
