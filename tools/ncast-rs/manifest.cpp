@@ -1,0 +1,120 @@
+#include "tools/ncast-rs/manifest.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/ncast-rs/sha256.hpp"
+
+namespace ncast::tools {
+namespace {
+
+using nlohmann::ordered_json;
+
+constexpr const char* kFormat = "ncast-rs";
+// Field and generator conventions, recorded so that other tools can read the shards.
+constexpr const char* kField = "GF(2^8), polynomial 0x11d";
+
+bool plain_file_name(const std::string& s) {
+  return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos && s.find('\0') == std::string::npos;
+}
+
+}  // namespace
+
+std::string Manifest::shard_file(const std::string& name, std::size_t i) {
+  char suffix[8];
+  std::snprintf(suffix, sizeof suffix, ".%03zu", i);
+  return name + suffix;
+}
+
+std::string Manifest::to_json() const {
+  ordered_json j;
+  j["format"] = kFormat;
+  j["version"] = kVersion;
+  j["file"] = name;
+  j["file_size"] = file_size;
+  j["file_sha256"] = file_sha256;
+  j["k"] = k;
+  j["m"] = m;
+  j["matrix"] = std::string(rs::to_string(matrix));
+  j["field"] = kField;
+  j["shard_size"] = shard_size;
+  j["shards"] = ordered_json::array();
+  for (std::size_t i = 0; i < shards.size(); ++i)
+    j["shards"].push_back({{"index", i}, {"file", shards[i].file}, {"sha256", shards[i].sha256}});
+  return j.dump(2) + "\n";
+}
+
+Manifest Manifest::load(const fs::path& path) {
+  const std::string where = path.string() + ": ";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ManifestError("cannot read manifest " + path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+
+  ordered_json j;
+  try {
+    j = ordered_json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw ManifestError(where + "not a JSON document (" + e.what() + ")");
+  }
+  if (!j.is_object() || j.value("format", std::string()) != kFormat)
+    throw ManifestError(where + "not an ncast-rs manifest (no \"format\": \"ncast-rs\")");
+
+  Manifest m;
+  try {
+    const int version = j.at("version").get<int>();
+    if (version != kVersion)
+      throw ManifestError(where + "manifest version " + std::to_string(version) + " is not supported (this ncast-rs reads version " +
+                          std::to_string(kVersion) + ")");
+    m.name = j.at("file").get<std::string>();
+    m.file_size = j.at("file_size").get<std::uint64_t>();
+    m.file_sha256 = j.at("file_sha256").get<std::string>();
+    m.k = j.at("k").get<std::size_t>();
+    m.m = j.at("m").get<std::size_t>();
+    const std::string matrix = j.at("matrix").get<std::string>();
+    const auto kind = rs::parse_matrix_kind(matrix);
+    if (!kind || *kind == rs::MatrixKind::custom)
+      throw ManifestError(where + "unknown matrix \"" + matrix + "\" (cauchy or vandermonde)");
+    m.matrix = *kind;
+    m.shard_size = j.at("shard_size").get<std::uint64_t>();
+    const auto& shards = j.at("shards");
+    if (!shards.is_array()) throw ManifestError(where + "\"shards\" is not a list");
+    for (const auto& s : shards) {
+      const std::size_t i = m.shards.size();
+      if (s.value("index", i) != i)
+        throw ManifestError(where + "shard entry " + std::to_string(i) + " has index " + s["index"].dump());
+      m.shards.push_back({s.at("file").get<std::string>(), s.at("sha256").get<std::string>()});
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw ManifestError(where + "missing or mistyped field (" + e.what() + ")");
+  }
+
+  try {
+    rs::check_code_size(m.k, m.m);
+  } catch (const std::invalid_argument& e) {
+    throw ManifestError(where + e.what());
+  }
+  if (!plain_file_name(m.name)) throw ManifestError(where + "\"file\" must be a plain file name");
+  if (!is_sha256_hex(m.file_sha256)) throw ManifestError(where + "\"file_sha256\" is not a SHA-256 digest");
+  if (m.shard_size != shard_size_for(m.file_size, m.k))
+    throw ManifestError(where + "shard_size " + std::to_string(m.shard_size) + " does not fit file_size " +
+                        std::to_string(m.file_size) + " and k " + std::to_string(m.k) + " (expected " +
+                        std::to_string(shard_size_for(m.file_size, m.k)) + ")");
+  if (m.shards.size() != m.k + m.m)
+    throw ManifestError(where + "lists " + std::to_string(m.shards.size()) + " shards for a " + std::to_string(m.k) +
+                        "+" + std::to_string(m.m) + " code");
+  for (std::size_t i = 0; i < m.shards.size(); ++i) {
+    // Shard names come from a file someone may have edited: never let one point outside the directory.
+    if (!plain_file_name(m.shards[i].file))
+      throw ManifestError(where + "shard " + std::to_string(i) + " file \"" + m.shards[i].file +
+                          "\" is not a plain file name");
+    if (!is_sha256_hex(m.shards[i].sha256))
+      throw ManifestError(where + "shard " + std::to_string(i) + " sha256 is not a SHA-256 digest");
+  }
+  return m;
+}
+
+}  // namespace ncast::tools
