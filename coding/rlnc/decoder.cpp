@@ -29,7 +29,10 @@ Decoder::Decoder(const GenerationLayout& layout, std::span<std::uint8_t> out, co
   decoded_.assign(n, 0);
   pivot_order_.reserve(n);
   pending_.reserve(batch_);
+  active_.reserve(n);
+  units_.reserve(n);
   raw_.assign(stride_, 0);
+  any_.assign(stride_, 0);
   work_.assign(stride_, 0);
   probe_.assign(stride_, 0);
   coefs_.assign(batch_ * (batch_ + n), 0);
@@ -53,6 +56,8 @@ void Decoder::reset() {
   std::fill(transform_.begin(), transform_.end(), 0);
   pivot_order_.clear();
   pending_.clear();
+  active_.clear();
+  units_.clear();
   lo_ = 0;
   rank_ = received_ = non_innovative_ = 0;
 }
@@ -73,35 +78,41 @@ AddResult Decoder::add(const SymbolView& symbol) {
   // Clear the settled pivot columns in one multiply-accumulate: the settled rows are the unit vectors
   // on those columns, so the multipliers are the raw entries there. Decoded rows only clear their own
   // column.
+  // (Byte stores may alias anything, so the loops below work through local pointers, not members.)
+  const std::uint8_t* raw = raw_.data();
+  std::uint8_t* rows = rows_.data();
+  const std::size_t stride = stride_;
+  const std::uint8_t** srcs = srcs_.data();
+  std::uint8_t* coefs = coefs_.data();
   std::size_t used = 0;
-  for (const std::uint16_t p : pivot_order_) {
-    const std::uint8_t f = raw_[p];
-    if (f == 0 || is_pending_[p]) continue;
-    if (unit_[p]) {
-      if (p >= lo) v[p - lo] = 0;
-      continue;
-    }
-    srcs_[used] = row(p) + lo;
-    coefs_[used++] = f;
+  for (const std::uint16_t p : active_) {
+    const std::uint8_t f = raw[p];
+    if (f == 0) continue;
+    srcs[used] = rows + p * stride + lo;
+    coefs[used++] = f;
   }
-  if (used > 0) k.dot_multi(&v, 1, srcs_.data(), used, coefs_.data(), width, true);
+  for (const std::uint16_t p : units_)
+    if (p >= lo) v[p - lo] = 0;
+  if (used > 0) k.dot_multi(&v, 1, srcs, used, coefs, width, true);
 
   // Then the pending pivot columns, recording in t how the result combines the pending rows.
   const std::size_t b = pending_.size();
   std::uint8_t* t = transform_row(b);
   std::fill_n(t, batch_, std::uint8_t{0});
   t[b] = 1;
+  const std::uint16_t* pending = pending_.data();
+  const std::uint8_t** t_srcs = row_srcs_.data();
   used = 0;
   for (std::size_t i = 0; i < b; ++i) {
-    const std::uint8_t f = v[pending_[i] - lo];
+    const std::uint8_t f = v[pending[i] - lo];
     if (f == 0) continue;
-    srcs_[used] = row(pending_[i]) + lo;
-    row_srcs_[used] = transform_row(i);
-    coefs_[used++] = f;
+    srcs[used] = rows + pending[i] * stride + lo;
+    t_srcs[used] = transform_.data() + i * batch_;
+    coefs[used++] = f;
   }
   if (used > 0) {
-    k.dot_multi(&v, 1, srcs_.data(), used, coefs_.data(), width, true);
-    k.dot_multi(&t, 1, row_srcs_.data(), used, coefs_.data(), b, true);
+    k.dot_multi(&v, 1, srcs, used, coefs, width, true);
+    k.dot_multi(&t, 1, t_srcs, used, coefs, b, true);
   }
 
   std::size_t c = 0;
@@ -117,19 +128,22 @@ AddResult Decoder::add(const SymbolView& symbol) {
   std::uint8_t* new_row = row(c) + lo;
   k.mul(new_row, v, scale, width);
   k.mul(t, t, scale, b + 1);
+  std::uint8_t** row_dsts = row_dsts_.data();
+  std::uint8_t** t_dsts = dsts_.data();
   used = 0;
   for (std::size_t i = 0; i < b; ++i) {
-    const std::uint8_t f = row(pending_[i])[c];
+    std::uint8_t* other = rows + pending[i] * stride;
+    const std::uint8_t f = other[c];
     if (f == 0) continue;
-    row_dsts_[used] = row(pending_[i]) + lo;
-    dsts_[used] = transform_row(i);
-    coefs_[used++] = f;
+    row_dsts[used] = other + lo;
+    t_dsts[used] = transform_.data() + i * batch_;
+    coefs[used++] = f;
   }
   if (used > 0) {
     const std::uint8_t* src = new_row;
-    k.dot_multi(row_dsts_.data(), used, &src, 1, coefs_.data(), width, true);
+    k.dot_multi(row_dsts, used, &src, 1, coefs, width, true);
     src = t;
-    k.dot_multi(dsts_.data(), used, &src, 1, coefs_.data(), b + 1, true);
+    k.dot_multi(t_dsts, used, &src, 1, coefs, b + 1, true);
   }
 
   // The payload waits, raw, with its raw coefficients, until the batch is flushed.
@@ -155,7 +169,18 @@ void Decoder::flush() {
   }
   std::fill_n(transform_.begin(), pending_.size() * batch_, std::uint8_t{0});
   pending_.clear();
+  active_.clear();
+  units_.clear();
+  for (const std::uint16_t p : pivot_order_) (unit_[p] ? units_ : active_).push_back(p);
   while (lo_ < layout_.n() && is_pivot_[lo_]) ++lo_;
+}
+
+// Whether the pending pivots are consecutive columns in order, as dense coding makes them: their
+// entries in a row are then one run of bytes.
+bool Decoder::pending_is_run() const {
+  for (std::size_t i = 1; i < pending_.size(); ++i)
+    if (pending_[i] != pending_[0] + i) return false;
+  return true;
 }
 
 // Step 1: the new rows into their slots. Cleared of the settled rows, pending payload b is
@@ -163,17 +188,18 @@ void Decoder::flush() {
 // and the transform T takes those to the reduced rows, so new row c = Σ_b T[c][b]·(raw_b +
 // Σ_p raw_b[p]·slot p): one product from the staged payloads and the settled slots.
 void Decoder::settle_new_rows() {
-  const std::size_t b = pending_.size(), len = layout_.symbol_size();
+  const std::size_t n = layout_.n(), b = pending_.size(), len = layout_.symbol_size();
   const gf::RegionKernels& k = gf::kernels();
-  cols_.clear();
-  for (const std::uint16_t p : pivot_order_) {
-    if (is_pending_[p]) continue;
-    for (std::size_t i = 0; i < b; ++i)
-      if (raw_row(i)[p] != 0) {
-        cols_.push_back(p);
-        break;
-      }
+  // The settled columns that some pending row uses, in increasing order.
+  std::uint8_t* any = any_.data();
+  std::fill_n(any, n, std::uint8_t{0});
+  for (std::size_t i = 0; i < b; ++i) {
+    const std::uint8_t* raw = raw_row(i);
+    for (std::size_t j = 0; j < n; ++j) any[j] |= raw[j];
   }
+  cols_.clear();
+  for (std::size_t p = 0; p < n; ++p)
+    if (any[p] != 0 && is_pivot_[p] && !is_pending_[p]) cols_.push_back(static_cast<std::uint16_t>(p));
   const std::size_t kk = cols_.size();
   bool identity = true;
   for (std::size_t i = 0; i < b && identity; ++i)
@@ -183,8 +209,14 @@ void Decoder::settle_new_rows() {
     return;
   }
   // F[b][j] = raw_b[cols_j]; G = T·F; the product's coefficients are [T | G], row by row.
+  const bool run = kk > 0 && cols_.back() - cols_.front() + 1u == kk;
+  const std::uint16_t* cols = cols_.data();
   for (std::size_t i = 0; i < b; ++i) {
-    for (std::size_t j = 0; j < kk; ++j) fcoefs_[i * kk + j] = raw_row(i)[cols_[j]];
+    const std::uint8_t* raw = raw_row(i);
+    std::uint8_t* f = fcoefs_.data() + i * kk;
+    if (run) std::copy_n(raw + cols[0], kk, f);
+    else
+      for (std::size_t j = 0; j < kk; ++j) f[j] = raw[cols[j]];
     srcs_[i] = fcoefs_.data() + i * kk;
     dsts_[i] = gcoefs_.data() + i * kk;
   }
@@ -206,12 +238,20 @@ void Decoder::settle_new_rows() {
 void Decoder::update_settled_rows() {
   const std::size_t b = pending_.size(), lo = lo_, width = layout_.n() - lo;
   touched_.clear();
-  for (const std::uint16_t p : pivot_order_) {
-    if (is_pending_[p] || unit_[p]) continue;  // a decoded row is zero at every other column
-    std::uint8_t* u = coefs_.data() + touched_.size() * b;
-    bool any = false;
-    for (std::size_t j = 0; j < b; ++j) any |= (u[j] = row(p)[pending_[j]]) != 0;
-    if (any) touched_.push_back(p);
+  const bool run = pending_is_run();
+  const std::uint16_t* pending = pending_.data();
+  std::uint8_t* u = coefs_.data();
+  for (const std::uint16_t p : active_) {  // a decoded row is zero at every other column
+    const std::uint8_t* r = row(p);
+    std::uint8_t any = 0;
+    if (run) std::copy_n(r + pending[0], b, u);
+    else
+      for (std::size_t j = 0; j < b; ++j) u[j] = r[pending[j]];
+    for (std::size_t j = 0; j < b; ++j) any |= u[j];
+    if (any != 0) {
+      touched_.push_back(p);
+      u += b;
+    }
   }
   if (touched_.empty()) return;
   const std::size_t m = touched_.size();

@@ -76,6 +76,7 @@ class Decoder {
   const std::uint8_t* raw_row(std::size_t b) const { return raw_rows_.data() + b * stride_; }
   std::uint8_t* transform_row(std::size_t b) { return transform_.data() + b * batch_; }
   bool unit_from(const std::uint8_t* r, std::size_t c) const;
+  bool pending_is_run() const;
 
   void settle_new_rows();
   void update_settled_rows();
@@ -98,10 +99,11 @@ class Decoder {
   mutable std::vector<std::uint8_t> decoded_;  // cache: once decoded, always decoded
   std::vector<std::uint16_t> pivot_order_;     // pivot columns in arrival order
   std::vector<std::uint16_t> pending_;         // pivots whose payload work is deferred
+  std::vector<std::uint16_t> active_, units_;  // settled pivots whose rows are not / are unit vectors
   std::size_t rank_ = 0, received_ = 0, non_innovative_ = 0;
 
   // Scratch, sized once.
-  std::vector<std::uint8_t> raw_, work_, mix_row_;
+  std::vector<std::uint8_t> raw_, work_, any_;
   mutable std::vector<std::uint8_t> probe_;
   std::vector<std::uint8_t> coefs_, fcoefs_, gcoefs_;
   mutable std::vector<std::uint8_t> probe_coefs_;
