@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_memory.hpp"
@@ -41,20 +43,29 @@ BatchEncoder::~BatchEncoder() = default;
 
 void BatchEncoder::encode(std::span<const EncodeRequest> requests, std::uint8_t* out, std::size_t slot,
                           std::uint8_t* coefficients) {
+  // One store lookup per distinct segment (requests mostly come in runs of one segment); the held
+  // pointers keep every segment alive for this call even if another thread evicts it meanwhile.
   Segments segments(requests.size());
+  std::unordered_map<SegmentKey, std::shared_ptr<const ResidentSegment>, SegmentKeyHash> held;
   std::map<int, std::vector<std::size_t>> by_device;
   std::size_t max_len = 0;
   for (std::size_t r = 0; r < requests.size(); ++r) {
     const auto& key = requests[r].segment;
-    segments[r] = store_.find(key);
-    if (!segments[r])
-      throw std::out_of_range("batch encoder: segment " + std::to_string(key.segment) + " of stream " +
-                              std::to_string(key.stream) + " is not resident");
-    const std::size_t len = segments[r]->layout.symbol_size();
-    if (slot < len)
-      throw std::invalid_argument("batch encoder: slot of " + std::to_string(slot) + " bytes is smaller than a symbol of " +
-                                  std::to_string(len));
-    max_len = std::max(max_len, len);
+    if (r > 0 && key == requests[r - 1].segment) {
+      segments[r] = segments[r - 1];
+    } else {
+      auto& resident = held[key];
+      if (!resident) resident = store_.find(key);
+      if (!resident)
+        throw std::out_of_range("batch encoder: segment " + std::to_string(key.segment) + " of stream " +
+                                std::to_string(key.stream) + " is not resident");
+      segments[r] = resident.get();
+      const std::size_t len = segments[r]->layout.symbol_size();
+      if (slot < len)
+        throw std::invalid_argument("batch encoder: slot of " + std::to_string(slot) +
+                                    " bytes is smaller than a symbol of " + std::to_string(len));
+      max_len = std::max(max_len, len);
+    }
     by_device[segments[r]->device].push_back(r);
   }
   if (requests.empty()) return;
@@ -87,8 +98,13 @@ void BatchEncoder::run_chunk(Lane& lane, std::span<const std::size_t> chunk, std
                              const Segments& segments, std::uint8_t* out, std::size_t slot, std::uint8_t* coefficients) {
   // Requests of one segment become consecutive rows (one product each), in their order.
   std::vector<std::size_t> order(chunk.begin(), chunk.end());
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return segments[a].get() < segments[b].get(); });
+  std::unordered_set<const ResidentSegment*> seen;
+  bool grouped = true;
+  for (std::size_t p = 0; p < order.size() && grouped; ++p)
+    if (p == 0 || segments[order[p]] != segments[order[p - 1]]) grouped = seen.insert(segments[order[p]]).second;
+  if (!grouped)
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return segments[a] < segments[b]; });
 
   auto* host = reinterpret_cast<CoefficientRequest*>(lane.host_requests.get());
   for (std::size_t p = 0; p < order.size(); ++p) {
@@ -108,7 +124,7 @@ void BatchEncoder::run_chunk(Lane& lane, std::span<const std::size_t> chunk, std
   const DeviceMatrixRef coefs = lane.coefs.ref(), outputs = lane.outputs.ref();
   for (std::size_t p0 = 0, p1; p0 < order.size(); p0 = p1) {
     const ResidentSegment& seg = *segments[order[p0]];
-    for (p1 = p0 + 1; p1 < order.size() && segments[order[p1]].get() == &seg;) ++p1;
+    for (p1 = p0 + 1; p1 < order.size() && segments[order[p1]] == &seg;) ++p1;
     const std::size_t n = seg.layout.n(), len = seg.layout.symbol_size();
     lane.batch.add({ConstDeviceMatrixRef(coefs.row(p0), p1 - p0, n, coefs.pitch), seg.symbols.cref(),
                     DeviceMatrixRef{outputs.row(p0), p1 - p0, len, outputs.pitch}});
@@ -118,7 +134,7 @@ void BatchEncoder::run_chunk(Lane& lane, std::span<const std::size_t> chunk, std
   // Back to the caller's slots: one 2D copy per run of rows that are consecutive there too.
   for (std::size_t p0 = 0, p1; p0 < order.size(); p0 = p1) {
     const ResidentSegment& seg = *segments[order[p0]];
-    for (p1 = p0 + 1; p1 < order.size() && segments[order[p1]].get() == &seg && order[p1] == order[p1 - 1] + 1;) ++p1;
+    for (p1 = p0 + 1; p1 < order.size() && segments[order[p1]] == &seg && order[p1] == order[p1 - 1] + 1;) ++p1;
     check(cudaMemcpy2DAsync(out + order[p0] * slot, slot, outputs.row(p0), outputs.pitch, seg.layout.symbol_size(),
                             p1 - p0, cudaMemcpyDeviceToHost, s),
           "copying coded payloads to the host");

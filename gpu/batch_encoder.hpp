@@ -44,7 +44,7 @@ class BatchEncoder {
 
  private:
   struct Lane;
-  using Segments = std::vector<std::shared_ptr<const ResidentSegment>>;
+  using Segments = std::vector<const ResidentSegment*>;  // per request; held alive by encode()
   void run_chunk(Lane& lane, std::span<const std::size_t> chunk, std::span<const EncodeRequest> requests,
                  const Segments& segments, std::uint8_t* out, std::size_t slot, std::uint8_t* coefficients);
 

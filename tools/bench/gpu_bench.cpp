@@ -12,10 +12,13 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "coding/cpu_engine.hpp"
 #include "coding/rlnc/encoder.hpp"
+#include "coding/rlnc/decoder.hpp"
+#include "gpu/batch_decoder.hpp"
 #include "gpu/batch_encoder.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_engine.hpp"
@@ -280,7 +283,87 @@ void run_batch_encode_case(std::size_t segments, const CommonOptions& common, Re
   reporter.emit(std::move(r));
 }
 
-const std::vector<std::string> kCases = {"rlnc128", "rlnc32", "rs-device", "rs-host", "rlnc-batch"};
+// Batched decode of `count` device-resident generations of n=128 × 4096 bytes (inverse, then
+// multiply), and one generation alone (its latency); beside the CPU's progressive rlnc::Decoder on
+// every hardware thread of this host decoding the same symbols.
+void run_decode_case(std::size_t count, const CommonOptions& common, Reporter& reporter) {
+  constexpr std::size_t n = 128, len = 4096;
+  std::vector<gpu::DeviceMatrix> coefs, sources, payloads, outs;
+  std::vector<std::vector<std::uint8_t>> host_coefs, host_payloads, host_sources;
+  std::vector<gpu::DecodeJob> jobs;
+  gpu::Stream stream;
+  for (std::size_t g = 0; g < count; ++g) {
+    coefs.emplace_back(n, n, "benchmark coefficients");
+    sources.emplace_back(n, len, "benchmark sources");
+    payloads.emplace_back(n, len, "benchmark payloads");
+    outs.emplace_back(n, len, "benchmark outputs");
+    host_coefs.push_back(random_device_fill(coefs.back(), common.seed + 2 * g));
+    host_sources.push_back(random_device_fill(sources.back(), common.seed + 2 * g + 1));
+    gpu::multiply(Kernel::prmt, {coefs.back().cref(), sources.back().cref(), payloads.back().ref()}, false, stream.get());
+    host_payloads.emplace_back(n * len);
+    std::vector<std::uint8_t*> rows;
+    for (std::size_t i = 0; i < n; ++i) rows.push_back(host_payloads.back().data() + i * len);
+    payloads.back().download(rows.data(), stream.get());
+    jobs.push_back({coefs.back().cref(), payloads.back().cref(), outs.back().ref()});
+  }
+  stream.synchronize("preparing the decode benchmark");
+
+  gpu::BatchDecoder decoder;
+  const auto ok = decoder.decode(jobs, stream.get());
+  for (std::size_t g = 0; g < count; ++g) {
+    if (!ok[g]) continue;  // a singular draw (p ≈ 1/256) is decoded by nobody
+    std::vector<std::uint8_t> got(n * len);
+    std::vector<std::uint8_t*> rows;
+    for (std::size_t i = 0; i < n; ++i) rows.push_back(got.data() + i * len);
+    outs[g].download(rows.data(), stream.get());
+    stream.synchronize("checking the decode");
+    if (got != host_sources[g]) throw std::runtime_error("GPU decode of generation " + std::to_string(g) + " is wrong");
+  }
+
+  // The CPU decodes the same symbols (explicit coefficient vectors), generations spread over threads.
+  const rlnc::GenerationLayout layout(n, len, n * len);
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::vector<std::uint8_t>> cpu_out(count, std::vector<std::uint8_t>(n * len));
+  auto cpu_all_threads = [&] {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        for (std::size_t g = t; g < count; g += threads) {
+          rlnc::Decoder d(layout, cpu_out[g], {});
+          for (std::size_t i = 0; i < n; ++i)
+            d.add({rlnc::SymbolKind::coded, static_cast<std::uint32_t>(i), {},
+                   std::span(host_coefs[g]).subspan(i * n, n), std::span(host_payloads[g]).subspan(i * len, len)});
+          d.flush();
+        }
+      });
+    for (auto& t : pool) t.join();
+  };
+  const double bytes = static_cast<double>(count * n * len);
+  const double anchor = host_gb_per_s(cpu_all_threads, bytes, common.seconds);
+  const std::string anchor_name = "cpu rlnc::Decoder x" + std::to_string(threads) + " threads";
+  const double rate = host_gb_per_s([&] { decoder.decode(jobs, stream.get()); }, bytes, common.seconds);
+  const double one_rate =
+      host_gb_per_s([&] { decoder.decode(std::span(jobs).first(1), stream.get()); }, static_cast<double>(n * len),
+                    common.seconds);
+  for (const auto& [name, gens, r] : {std::tuple{"decode", count, rate}, std::tuple{"decode-one", std::size_t{1}, one_rate}}) {
+    Record rec;
+    rec["bench"] = "gpu";
+    rec["case"] = name;
+    rec["backend"] = "cuda";
+    rec["level"] = "gauss-jordan + prmt";
+    rec["n"] = n;
+    rec["m"] = gens;
+    rec["len"] = len;
+    rec["counts"] = "decoded output";
+    rec["gb_per_s"] = r;
+    rec["us_per_call"] = static_cast<double>(gens * n * len) / (r * 1e3);
+    rec["anchor"] = anchor_name;
+    rec["anchor_gb_per_s"] = anchor;
+    reporter.emit(std::move(rec));
+  }
+}
+
+const std::vector<std::string> kCases = {"rlnc128", "rlnc32", "rs-device", "rs-host", "rlnc-batch", "decode"};
 
 }  // namespace
 
@@ -291,7 +374,7 @@ int run_gpu(int argc, char** argv) {
   std::size_t coded = 16384, rs_len = std::size_t{32} << 20;
   po::options_description desc("ncast-bench gpu options");
   desc.add_options()
-    ("case", po::value(&cases)->multitoken(), "cases: rlnc128 rlnc32 rs-device rs-host rlnc-batch (default: all)")
+    ("case", po::value(&cases)->multitoken(), "cases: rlnc128 rlnc32 rs-device rs-host rlnc-batch decode (default: all)")
     ("kernel", po::value(&kernel_names)->multitoken(),
      "kernels: nuclei-loop gibraltar-logexp product-table prmt (default: all)")
     ("all-tiles", po::bool_switch(&all_tiles), "also time every compiled prmt tile in the RLNC cases")
@@ -330,6 +413,7 @@ int run_gpu(int argc, char** argv) {
     if (c == "rs-device") run_device_case(c, 10, 4, rs_len, false, variants, common, reporter);
     if (c == "rs-host") run_host_rs_case(10, 4, rs_len, kernels, common, reporter);
     if (c == "rlnc-batch") run_batch_encode_case(64, common, reporter);
+    if (c == "decode") run_decode_case(264, common, reporter);
   }
   return 0;
 }
