@@ -9,6 +9,7 @@
 #include "coding/rlnc/error.hpp"
 
 namespace ncast::rlnc {
+
 Decoder::Decoder(const GenerationLayout& layout, std::span<std::uint8_t> out, const SeedContext& seeds,
                  const DecoderOptions& options)
     : layout_(layout), out_(out), seeds_(seeds), batch_(options.batch) {
@@ -331,25 +332,27 @@ void Decoder::combine_held(const std::uint8_t* mix, std::size_t count, std::uint
   const gf::RegionKernels& k = gf::kernels();
   // Held row h is pivot_order_[h]; the pending ones are the last b, held as raw payloads with their
   // raw coefficients.
-  std::vector<const std::uint8_t*> srcs(r);
-  std::vector<std::uint8_t*> outs(count);
   const std::size_t len = layout_.symbol_size();
+  held_srcs_.resize(r);
+  held_dsts_.resize(count);
+  const std::uint8_t** srcs = held_srcs_.data();
+  std::uint8_t** outs = held_dsts_.data();
   for (std::size_t h = 0; h < r; ++h)
     srcs[h] = h < settled ? slot(pivot_order_[h]) : staging_.data() + (h - settled) * len;
-  k.dot_multi(payloads, count, srcs.data(), r, mix, len, false);
+  k.dot_multi(payloads, count, srcs, r, mix, len, false);
   // Coefficients from lo on: every held row is known there.
   for (std::size_t h = 0; h < r; ++h) srcs[h] = (h < settled ? row(pivot_order_[h]) : raw_row(h - settled)) + lo;
   for (std::size_t i = 0; i < count; ++i) outs[i] = coefficients + i * n + lo;
-  k.dot_multi(outs.data(), count, srcs.data(), r, mix, n - lo, false);
+  k.dot_multi(outs, count, srcs, r, mix, n - lo, false);
   if (lo == 0) return;
   // Below lo, settled rows are unit vectors on their own pivot; pending rows have their raw entries.
-  std::vector<std::uint8_t> pending_mix(count * b);
+  pending_mix_.resize(count * b);
   for (std::size_t i = 0; i < count; ++i) {
-    std::copy_n(mix + i * r + settled, b, pending_mix.data() + i * b);
+    std::copy_n(mix + i * r + settled, b, pending_mix_.data() + i * b);
     outs[i] = coefficients + i * n;
   }
   for (std::size_t j = 0; j < b; ++j) srcs[j] = raw_row(j);
-  k.dot_multi(outs.data(), count, srcs.data(), b, pending_mix.data(), lo, false);
+  k.dot_multi(outs, count, srcs, b, pending_mix_.data(), lo, false);
   for (std::size_t h = 0; h < settled; ++h) {
     const std::size_t p = pivot_order_[h];
     if (p >= lo) continue;

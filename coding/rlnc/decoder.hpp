@@ -37,10 +37,14 @@ class Decoder {
   // complete, source symbol i is at out[i·L .. i·L+L). Seeded symbols draw from seeds.
   Decoder(const GenerationLayout& layout, std::span<std::uint8_t> out, const SeedContext& seeds,
           const DecoderOptions& options = {});
+  // One decoder per buffer: a copy would decode into the same bytes.
+  Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
+  Decoder(Decoder&&) = default;
+  Decoder& operator=(Decoder&&) = default;
 
   // Takes one symbol. Non-innovative ones (linear combinations of what is held, duplicates, anything
   // after completion) are counted and dropped. A corrupt symbol throws Error and changes nothing.
-  // The payload must not lie in the output buffer.
   AddResult add(const SymbolView& symbol);
   // Forgets everything received; the output buffer is reused.
   void reset();
@@ -64,7 +68,7 @@ class Decoder {
 
   // For recoding: count combinations of the rank() rows held (payloads and their coefficient vectors
   // over the sources), output i = Σ_r mix[i·rank + r] · row r. payloads[i] gets L bytes,
-  // coefficients[i·n .. i·n+n) the vector.
+  // coefficients[i·n .. i·n+n) the vector. Allocates only when count grows past earlier calls.
   void combine_held(const std::uint8_t* mix, std::size_t count, std::uint8_t* const* payloads,
                     std::uint8_t* coefficients) const;
 
@@ -108,7 +112,9 @@ class Decoder {
   std::vector<std::uint8_t> coefs_, fcoefs_, gcoefs_;
   mutable std::vector<std::uint8_t> probe_coefs_;
   std::vector<const std::uint8_t*> srcs_, row_srcs_;
-  mutable std::vector<const std::uint8_t*> probe_srcs_;
+  mutable std::vector<const std::uint8_t*> probe_srcs_, held_srcs_;
+  mutable std::vector<std::uint8_t*> held_dsts_;
+  mutable std::vector<std::uint8_t> pending_mix_;
   std::vector<std::uint8_t*> dsts_, row_dsts_;
   std::vector<std::uint16_t> cols_, touched_;
 };
