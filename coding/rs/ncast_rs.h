@@ -45,11 +45,12 @@ typedef enum ncast_rs_backend {
   NCAST_RS_BACKEND_CUDA = 2  /* NCAST_RS_ERR_BACKEND where there is none */
 } ncast_rs_backend;
 
+/* Enumerated fields are ints: the size of a C enum is up to the compiler, an int is not. */
 typedef struct ncast_rs_options {
   size_t struct_size;            /* sizeof(ncast_rs_options); set by ncast_rs_options_init */
-  ncast_rs_matrix matrix;
+  int matrix;                    /* an ncast_rs_matrix */
   const uint8_t* custom_parity;  /* NCAST_RS_MATRIX_CUSTOM: m*k bytes, row-major, copied at create */
-  ncast_rs_backend backend;
+  int backend;                   /* an ncast_rs_backend */
   size_t decode_cache_capacity;  /* erasure patterns whose decode rows are kept; 0 keeps none */
 } ncast_rs_options;
 

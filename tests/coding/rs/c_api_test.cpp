@@ -132,7 +132,10 @@ TEST(CApi, FailuresReturnAStatusAndSayWhy) {
   ncast_rs_options_init(&o);
   o.matrix = NCAST_RS_MATRIX_CUSTOM;  // without rows
   EXPECT_EQ(ncast_rs_create(&codec, 4, 2, &o), NCAST_RS_ERR_INVALID);
-  o.matrix = static_cast<ncast_rs_matrix>(7);
+  o.matrix = 7;
+  EXPECT_EQ(ncast_rs_create(&codec, 4, 2, &o), NCAST_RS_ERR_INVALID);
+  o.matrix = NCAST_RS_MATRIX_CAUCHY;
+  o.backend = -1;
   EXPECT_EQ(ncast_rs_create(&codec, 4, 2, &o), NCAST_RS_ERR_INVALID);
 
   std::mt19937_64 rng(73);
