@@ -1,7 +1,9 @@
 #include "coding/rlnc/coefficients.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "coding/rlnc/error.hpp"
@@ -16,52 +18,48 @@ std::uint8_t nonzero_value(std::uint32_t word) {
   return static_cast<std::uint8_t>(1 + (((word >> 16) * 255u) >> 16));
 }
 
-// Value t of the stream (offset 0) is word t mod 4 of block t/4, whose counter is (t/4, 0, index,
-// segment): what CurandPhilox steps through, computed block by block without its state machine.
-class Blocks {
- public:
-  Blocks(const SeedContext& context, std::uint32_t index)
-      : key_{static_cast<std::uint32_t>(context.seed), static_cast<std::uint32_t>(context.seed >> 32)},
-        index_(index), segment_(context.segment) {}
-  PhiloxCounter operator()(std::uint32_t block) const { return philox4x32_10({block, 0, index_, segment_}, key_); }
-
- private:
-  PhiloxKey key_;
-  std::uint32_t index_, segment_;
+// Value t of a symbol's stream (offset 0) is word t mod 4 of block t/4, whose counter is (t/4, 0,
+// index, segment): what CurandPhilox steps through, for all the values a vector needs at once.
+struct Values {
+  Values(const SeedContext& context, std::uint32_t index, std::size_t count) {
+    philox4x32_10_blocks({0, 0, index, context.segment},
+                         {static_cast<std::uint32_t>(context.seed), static_cast<std::uint32_t>(context.seed >> 32)},
+                         (count + 3) / 4, words);
+  }
+  std::uint32_t words[kMaxSymbols + 4];
 };
 
-void draw_dense(const Blocks& blocks, std::span<std::uint8_t> out) {
+void draw_dense(const SeedContext& context, std::uint32_t index, std::span<std::uint8_t> out) {
   const std::size_t n = out.size();
+  const Values values(context, index, (n + 3) / 4);
+  // Coefficient j is byte j mod 4 (least significant first) of value j/4: the values' own bytes in
+  // order, on a little-endian machine.
+  static_assert(std::endian::native == std::endian::little);
+  std::uint8_t* c = out.data();
+  std::memcpy(c, values.words, n);
   std::uint8_t any = 0;
-  for (std::size_t j = 0; j < n; j += 16) {
-    const PhiloxCounter words = blocks(static_cast<std::uint32_t>(j / 16));
-    for (std::size_t b = 0; b < 16 && j + b < n; ++b) {
-      out[j + b] = static_cast<std::uint8_t>(words[b / 4] >> (8 * (b % 4)));
-      any |= out[j + b];
-    }
-  }
+  for (std::size_t j = 0; j < n; ++j) any |= c[j];
   // Probability 2^-8n; the fixed replacement keeps the vector a pure function of its seed.
-  if (any == 0) out[0] = 1;
+  if (any == 0) c[0] = 1;
 }
 
-void draw_sparse(const Blocks& blocks, std::uint32_t threshold, std::span<std::uint8_t> out) {
+void draw_sparse(const SeedContext& context, std::uint32_t index, std::uint32_t threshold,
+                 std::span<std::uint8_t> out) {
   const std::size_t n = out.size();
-  // Value j decides coefficient j: present when its low half is below the threshold.
-  std::uint32_t words[kMaxSymbols + 4];
-  for (std::size_t j = 0; j <= n; j += 4) {
-    const PhiloxCounter block = blocks(static_cast<std::uint32_t>(j / 4));
-    std::copy(block.begin(), block.end(), words + j);
-  }
+  // Value j decides coefficient j: present when its low half is below the threshold. Value n comes
+  // with them, for the case where none is.
+  const Values values(context, index, n + 1);
+  const std::uint32_t* v = values.words;
   bool any = false;
   for (std::size_t j = 0; j < n; ++j) {
-    const bool present = (words[j] & 0xFFFF) < threshold;
-    out[j] = present ? nonzero_value(words[j]) : 0;
+    const bool present = (v[j] & 0xFFFF) < threshold;
+    out[j] = present ? nonzero_value(v[j]) : 0;
     any |= present;
   }
   if (any) return;
   // None drawn: value n picks one position uniformly, which keeps the value its own word gives it.
-  const std::size_t p = ((words[n] & 0xFFFF) * n) >> 16;
-  out[p] = nonzero_value(words[p]);
+  const std::size_t p = ((v[n] & 0xFFFF) * n) >> 16;
+  out[p] = nonzero_value(v[p]);
 }
 
 }  // namespace
@@ -81,9 +79,8 @@ Density Density::from_threshold(std::uint32_t threshold) {
 void draw_coefficients(const SeedContext& context, std::uint32_t index, Density density, std::span<std::uint8_t> out) {
   if (out.empty() || out.size() > kMaxSymbols)
     throw Error(Errc::bad_layout, "a coefficient vector has 1..256 entries, not " + std::to_string(out.size()));
-  const Blocks blocks(context, index);
-  if (density.is_dense()) draw_dense(blocks, out);
-  else draw_sparse(blocks, density.threshold(), out);
+  if (density.is_dense()) draw_dense(context, index, out);
+  else draw_sparse(context, index, density.threshold(), out);
 }
 
 }  // namespace ncast::rlnc

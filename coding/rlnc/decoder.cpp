@@ -313,7 +313,8 @@ std::size_t Decoder::decoded_count() const {
 
 std::span<const std::uint8_t> Decoder::source_symbol(std::size_t i) {
   if (i >= layout_.n())
-    throw Error(Errc::index_out_of_range, "source symbol " + std::to_string(i) + " of n=" + std::to_string(layout_.n()));
+    throw Error(Errc::index_out_of_range,
+                "source symbol " + std::to_string(i) + " of n=" + std::to_string(layout_.n()));
   if (!is_decoded(i)) throw Error(Errc::not_decoded, "source symbol " + std::to_string(i) + " is not decoded yet");
   flush();
   return {slot(i), layout_.symbol_size()};
@@ -321,7 +322,8 @@ std::span<const std::uint8_t> Decoder::source_symbol(std::size_t i) {
 
 std::span<const std::uint8_t> Decoder::data() const {
   if (!complete())
-    throw Error(Errc::not_decoded, "generation at rank " + std::to_string(rank_) + " of " + std::to_string(layout_.n()));
+    throw Error(Errc::not_decoded,
+                "generation at rank " + std::to_string(rank_) + " of " + std::to_string(layout_.n()));
   return out_.first(layout_.data_bytes());
 }
 

@@ -20,8 +20,8 @@ Encoder::Encoder(const GenerationLayout& layout, std::span<const std::uint8_t> b
                  const EncoderOptions& options)
     : layout_(layout), seeds_(seeds), options_(options) {
   if (block.size() != layout.block_bytes())
-    throw Error(Errc::buffer_too_small, "source block is " + std::to_string(block.size()) + " bytes, the layout needs " +
-                                            std::to_string(layout.block_bytes()));
+    throw Error(Errc::buffer_too_small, "source block is " + std::to_string(block.size()) +
+                                            " bytes, the layout needs " + std::to_string(layout.block_bytes()));
   for (std::size_t i = 0; i < layout.n(); ++i) sources_.push_back(block.data() + i * layout.symbol_size());
 }
 

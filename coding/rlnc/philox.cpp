@@ -1,5 +1,8 @@
 #include "coding/rlnc/philox.hpp"
 
+#include "coding/rlnc/philox_avx512.hpp"
+#include "coding/simd_level.hpp"
+
 namespace ncast::rlnc {
 namespace {
 
@@ -23,6 +26,19 @@ PhiloxCounter philox4x32_10(PhiloxCounter counter, PhiloxKey key) {
     key[1] += kW1;
   }
   return round(counter, key);
+}
+
+void philox4x32_10_blocks(PhiloxCounter counter, PhiloxKey key, std::size_t count, std::uint32_t* out) {
+  static const bool wide = gf::active_level() == gf::Level::avx512_gfni;
+  if (wide) {
+    detail::philox4x32_10_blocks_avx512(counter, key, count, out);
+    return;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    const PhiloxCounter block =
+        philox4x32_10({counter[0] + static_cast<std::uint32_t>(i), counter[1], counter[2], counter[3]}, key);
+    for (int w = 0; w < 4; ++w) out[4 * i + w] = block[w];
+  }
 }
 
 // The stepping below follows curand_kernel.h and curand_philox4x32_x.h line for line, carries

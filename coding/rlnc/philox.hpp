@@ -4,6 +4,7 @@
 // CurandPhilox reproduces, on the CPU, what curand() returns on a curandStatePhilox4_32_10_t after
 // curand_init(seed, subsequence, offset, &state): the CUDA backend draws the same coefficients.
 #include <array>
+#include <cstddef>
 #include <cstdint>
 
 namespace ncast::rlnc {
@@ -13,6 +14,11 @@ using PhiloxKey = std::array<std::uint32_t, 2>;      // x, y
 
 // Ten rounds, bumping the key between rounds, as curand_Philox4x32_10 and Random123's philox4x32.
 PhiloxCounter philox4x32_10(PhiloxCounter counter, PhiloxKey key);
+
+// count consecutive blocks: block i at counter (counter.x + i, y, z, w), its words to out[4i .. 4i+3].
+// counter.x + count must not pass 2^32 (nothing carries into y). Sixteen blocks at a time with AVX-512
+// when the active SIMD level (coding/simd_level.hpp) has it.
+void philox4x32_10_blocks(PhiloxCounter counter, PhiloxKey key, std::size_t count, std::uint32_t* out);
 
 // The state and stepping of curandStatePhilox4_32_10_t (curand_kernel.h): a 128-bit counter whose
 // high 64 bits (z, w) are the subsequence and low 64 bits (x, y) the block within it; each block

@@ -6,12 +6,15 @@
 
 #include <random>
 
+#include "coding/rlnc/philox_avx512.hpp"
+#include "coding/simd_level.hpp"
 #include "tests/coding/rlnc/kat_file.hpp"
 
 namespace ncast::rlnc {
 namespace {
 
-// Random123 (D. E. Shaw Research) examples/kat_vectors, the "philox4x32 10" lines: counter (4 words), key (2), expected (4).
+// Random123 (D. E. Shaw Research) examples/kat_vectors, the "philox4x32 10" lines: counter (4 words),
+// key (2), expected (4).
 struct Random123Vector {
   PhiloxCounter counter;
   PhiloxKey key;
@@ -37,6 +40,31 @@ std::uint32_t closed_form(std::uint64_t seed, std::uint64_t subsequence, std::ui
   const PhiloxCounter ctr{static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32),
                           static_cast<std::uint32_t>(subsequence), static_cast<std::uint32_t>(subsequence >> 32)};
   return philox4x32_10(ctr, {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)})[position % 4];
+}
+
+TEST(Philox, BlocksAtOnceEqualBlockByBlock) {
+  std::mt19937_64 rng(4);
+  const bool avx512 = gf::cpu_supports(gf::Level::avx512_gfni);
+  for (const std::size_t count : {1u, 3u, 15u, 16u, 17u, 40u, 65u}) {
+    const PhiloxCounter counter{static_cast<std::uint32_t>(rng() >> 40), static_cast<std::uint32_t>(rng()),
+                                static_cast<std::uint32_t>(rng()), static_cast<std::uint32_t>(rng())};
+    const PhiloxKey key{static_cast<std::uint32_t>(rng()), static_cast<std::uint32_t>(rng())};
+    std::vector<std::uint32_t> expected;
+    for (std::size_t i = 0; i < count; ++i)
+      for (const auto w : philox4x32_10({counter[0] + static_cast<std::uint32_t>(i), counter[1], counter[2], counter[3]},
+                                        key))
+        expected.push_back(w);
+    std::vector<std::uint32_t> got(4 * count + 4, 0xDEADBEEF);
+    philox4x32_10_blocks(counter, key, count, got.data());
+    EXPECT_EQ(got.back(), 0xDEADBEEFu) << "wrote past the blocks";
+    got.pop_back(), got.resize(4 * count);
+    EXPECT_EQ(got, expected) << "count " << count;
+    if (avx512) {
+      std::vector<std::uint32_t> wide(4 * count, 0);
+      detail::philox4x32_10_blocks_avx512(counter, key, count, wide.data());
+      EXPECT_EQ(wide, expected) << "AVX-512, count " << count;
+    }
+  }
 }
 
 TEST(CurandPhilox, MatchesClosedForm) {
