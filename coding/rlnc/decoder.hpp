@@ -26,7 +26,7 @@ namespace ncast::rlnc {
 struct DecoderOptions {
   // Innovative arrivals whose payload work is deferred and done together (1..256). Larger batches run
   // the products at higher efficiency; smaller ones spread the work more evenly over arrivals.
-  std::size_t batch = 16;
+  std::size_t batch = 32;
 };
 
 enum class AddResult : std::uint8_t { innovative, non_innovative };
