@@ -1,6 +1,9 @@
-// Gauss–Jordan on [C | I] in shared memory, one block per generation. Row operations work on 4-byte
-// words with the split product tables of the prmt kernel: for pivot p every other row r gets
-// row_r ^= C[r][p] · row_p, the tables of each row's factor built once per pivot.
+// Gauss–Jordan on [C | I] in shared memory, one block per generation. Rows are not swapped: the row
+// chosen as pivot for column p stays where it is, unscaled, and is marked used; every other row r
+// gets row_r ^= (C[r][p] / pivot) · row_q, on 4-byte words with the split product tables of the prmt
+// kernel, the tables of each row's factor built once per pivot, zero words of row q skipped. A pivot
+// row keeps its pivot value (later pivot rows are zero in its column), so its inverse row is that
+// value's inverse times its right half, applied on the way out. Three barriers per pivot.
 #include "gpu/batch_decoder.hpp"
 
 #include <algorithm>
@@ -14,10 +17,13 @@
 namespace ncast::gpu {
 namespace {
 
+using detail::LogExpTables;
 using detail::xtime;
 
-constexpr unsigned kThreads = 512;
+constexpr unsigned kThreads = 1024;  // many warps: one generation alone is latency-bound
 constexpr std::uint32_t kMaxN = 256;
+
+__constant__ LogExpTables c_tables = detail::make_log_exp_tables();
 
 struct InvertJob {
   const std::uint8_t* coefs;
@@ -51,69 +57,78 @@ __device__ inline std::uint32_t times(const Tables& t, std::uint32_t w) {
   return __byte_perm(r, 0, 0x3120);  // the selectors' byte order [0 2 1 3] back to [0 1 2 3]
 }
 
-__device__ inline std::uint8_t inverse_of(std::uint32_t a) {
-  // a^254 = a^-1 in GF(2^8): square-and-multiply over the bits of 254.
-  auto mul = [](std::uint32_t x, std::uint32_t y) {
-    std::uint32_t r = 0;
-    for (int b = 0; b < 8; ++b, x = xtime(x))
-      if (y & (1u << b)) r ^= x;
-    return r;
-  };
-  std::uint32_t result = 1, base = a;
-  for (unsigned e = 254; e != 0; e >>= 1, base = mul(base, base))
-    if (e & 1u) result = mul(result, base);
-  return static_cast<std::uint8_t>(result);
-}
-
 __global__ void __launch_bounds__(kThreads) invert_kernel(const InvertJob* jobs, int* singular, std::uint32_t stride) {
   extern __shared__ std::uint32_t rows[];  // row r of [C | I] at rows + r·stride (words)
   __shared__ Tables factor[kMaxN];
-  __shared__ std::uint32_t pivot;
+  __shared__ std::uint16_t sh_log[256];
+  __shared__ std::uint8_t sh_exp[1024];
+  __shared__ std::uint8_t used[kMaxN];
+  __shared__ std::uint8_t pivot_row[kMaxN];  // the row holding the pivot of column p
+  __shared__ std::uint32_t pivot[2];          // double-buffered: the search of p + 1 needs no reset barrier
   const InvertJob job = jobs[blockIdx.x];
   const std::uint32_t n = job.n, words = (2 * n + 3) / 4, tid = threadIdx.x;
   auto byte = [&](std::uint32_t r, std::uint32_t c) -> std::uint8_t& {
     return reinterpret_cast<std::uint8_t*>(rows + r * stride)[c];
   };
+  auto mul = [&](std::uint32_t a, std::uint32_t b) -> std::uint32_t { return sh_exp[sh_log[a] + sh_log[b]]; };
 
+  for (std::uint32_t i = tid; i < 256; i += kThreads) sh_log[i] = c_tables.log[i], used[i] = 0;
+  for (std::uint32_t i = tid; i < 1024; i += kThreads) sh_exp[i] = c_tables.exp[i];
   for (std::uint32_t i = tid; i < n * words * 4; i += kThreads) {
     const std::uint32_t r = i / (words * 4), c = i % (words * 4);
     byte(r, c) = c < n ? job.coefs[r * job.coef_pitch + c] : (c == n + r ? 1 : 0);
   }
+  if (tid == 0) pivot[0] = n;
+  // Each thread keeps one word column and walks rows: no division in the elimination loop.
+  const std::uint32_t my_word = tid % words, row_step = kThreads / words;
+  const std::uint32_t my_row = tid / words;
+  const bool eliminates = my_row < row_step;  // the threads left over when words does not divide the block
+  __syncthreads();
+
   for (std::uint32_t p = 0; p < n; ++p) {
-    if (tid == 0) pivot = n;
+    for (std::uint32_t r = tid; r < n; r += kThreads)
+      if (!used[r] && byte(r, p) != 0) atomicMin(&pivot[p & 1], r);
     __syncthreads();
-    for (std::uint32_t r = p + tid; r < n; r += kThreads)
-      if (byte(r, p) != 0) atomicMin(&pivot, r);
-    __syncthreads();
-    const std::uint32_t q = pivot;
-    if (q == n) {  // no row left with column p: singular (the whole block leaves together)
+    const std::uint32_t q = pivot[p & 1];
+    if (q == n) {  // no unused row has column p: singular (the whole block leaves together)
       if (tid == 0) singular[blockIdx.x] = 1;
       return;
     }
-    if (q != p)
-      for (std::uint32_t w = tid; w < words; w += kThreads) {
-        const std::uint32_t t = rows[p * stride + w];
-        rows[p * stride + w] = rows[q * stride + w];
-        rows[q * stride + w] = t;
-      }
-    __syncthreads();
-    const Tables scale = tables_of(inverse_of(byte(p, p)));
-    // Every row's factor before anything changes column p.
-    for (std::uint32_t r = tid; r < n; r += kThreads) factor[r] = tables_of(r == p ? 0 : byte(r, p));
-    __syncthreads();
-    for (std::uint32_t w = tid; w < words; w += kThreads) rows[p * stride + w] = times(scale, rows[p * stride + w]);
-    __syncthreads();
-    for (std::uint32_t i = tid; i < n * words; i += kThreads) {
-      const std::uint32_t r = i / words, w = i % words;
-      if (r == p) continue;
-      rows[r * stride + w] ^= times(factor[r], rows[p * stride + w]);
+    const std::uint32_t inv_a = sh_exp[255 - sh_log[byte(q, p)]];
+    for (std::uint32_t r = tid; r < n; r += kThreads) factor[r] = tables_of(r == q ? 0 : mul(byte(r, p), inv_a));
+    if (tid == 0) {
+      used[q] = 1;
+      pivot_row[p] = static_cast<std::uint8_t>(q);
+      pivot[(p + 1) & 1] = n;
     }
+    __syncthreads();
+    // A zero word of row q adds nothing: every word left of column p, and most of the right half
+    // while few pivots are done.
+    const std::uint32_t from_q = eliminates && 4 * my_word + 4 > p ? rows[q * stride + my_word] : 0;
+    if (from_q != 0)
+      for (std::uint32_t r = my_row; r < n; r += row_step)
+        if (r != q) rows[r * stride + my_word] ^= times(factor[r], from_q);
     __syncthreads();
   }
   for (std::uint32_t i = tid; i < n * n; i += kThreads) {
-    const std::uint32_t r = i / n, c = i % n;
-    job.inverse[r * job.inverse_pitch + c] = byte(r, n + c);
+    const std::uint32_t p = i / n, c = i % n, q = pivot_row[p];
+    job.inverse[p * job.inverse_pitch + c] =
+        static_cast<std::uint8_t>(mul(sh_exp[255 - sh_log[byte(q, p)]], byte(q, n + c)));
   }
+}
+
+// The prmt tile for the payload product: the largest that still gives every SM two blocks, since a
+// few generations alone would otherwise leave most of the GPU idle (latency of one generation).
+std::optional<PrmtTile> tile_for(std::size_t count, std::size_t n, std::size_t len) {
+  int device = 0, sms = 0;
+  check(cudaGetDevice(&device), "reading the current device");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "reading the SM count");
+  for (const PrmtTile t : {PrmtTile{32, 4}, PrmtTile{16, 4}, PrmtTile{8, 4}, PrmtTile{8, 2}}) {
+    const std::size_t cols = 128 * 4 * static_cast<std::size_t>(t.words);  // bytes per block (kernel_prmt.cu)
+    const std::size_t blocks = count * ((n + t.outputs - 1) / t.outputs) * ((len + cols - 1) / cols);
+    if (blocks >= 2 * static_cast<std::size_t>(sms)) return t;
+  }
+  return PrmtTile{4, 2};
 }
 
 }  // namespace
@@ -123,6 +138,7 @@ BatchDecoder::~BatchDecoder() = default;
 
 std::vector<bool> BatchDecoder::decode(std::span<const DecodeJob> jobs, cudaStream_t stream) {
   std::uint32_t max_n = 0;
+  std::size_t max_len = 0;
   for (const DecodeJob& j : jobs) {
     const std::size_t n = j.coefs.rows;
     if (n < 1 || n > kMaxN || j.coefs.cols != n || j.payloads.rows != n || j.out.rows != n ||
@@ -135,6 +151,7 @@ std::vector<bool> BatchDecoder::decode(std::span<const DecodeJob> jobs, cudaStre
     require_kernel_layout(j.payloads, "GPU decode payloads");
     require_kernel_layout(j.out, "GPU decode outputs");
     max_n = std::max<std::uint32_t>(max_n, static_cast<std::uint32_t>(n));
+    max_len = std::max(max_len, j.out.cols);
   }
   if (jobs.empty()) return {};
 
@@ -181,7 +198,7 @@ std::vector<bool> BatchDecoder::decode(std::span<const DecodeJob> jobs, cudaStre
     batch_.add({ConstDeviceMatrixRef(inverses_.ref().row(i * max_n), n, n, inverses_.pitch()), jobs[i].payloads,
                 jobs[i].out});
   }
-  batch_.multiply(kernel_, false, stream);
+  batch_.multiply(kernel_, false, stream, tile_for(count, max_n, max_len));
   check(cudaStreamSynchronize(stream), "multiplying payloads by the inverses");
   return ok;
 }
