@@ -17,9 +17,11 @@
 
 #include "coding/cpu_engine.hpp"
 #include "coding/rlnc/encoder.hpp"
+#include "coding/rs/codec.hpp"
 #include "coding/rlnc/decoder.hpp"
 #include "gpu/batch_decoder.hpp"
 #include "gpu/batch_encoder.hpp"
+#include "gpu/rs_device.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_engine.hpp"
 #include "gpu/device_info.hpp"
@@ -125,6 +127,7 @@ void run_device_case(const std::string& name, std::size_t n, std::size_t m, std:
   for (const Variant& v : variants) {
     const gpu::Product product{coefs.cref(), src.cref(), dst.ref()};
     gpu::check(cudaMemset2D(dst.ref().data, dst.pitch(), 0xA5, dst.cols(), dst.rows()), "poisoning outputs");
+    gpu::check(cudaDeviceSynchronize(), "poisoning outputs");  // `stream` does not wait for the legacy stream
     gpu::multiply(v.kernel, product, false, stream.get(), v.tile);
     stream.synchronize("checking a kernel");
     for (std::size_t s = 0; s < sample_rows.size(); ++s) {
@@ -363,7 +366,57 @@ void run_decode_case(std::size_t count, const CommonOptions& common, Reporter& r
   }
 }
 
-const std::vector<std::string> kCases = {"rlnc128", "rlnc32", "rs-device", "rs-host", "rlnc-batch", "decode"};
+// Device-resident RS 10+4 through DeviceRsCodec (the codec's Cauchy matrix): encode, and rebuilding
+// four lost data shards; counted as the stripe's data bytes, each checked against the CPU codec first.
+void run_rs_codec_case(std::size_t len, const CommonOptions& common, Reporter& reporter) {
+  constexpr std::size_t k = 10, m = 4;
+  const rs::Codec cpu(k, m, {}, std::make_shared<CpuEngine>());
+  gpu::DeviceRsCodec codec(cpu);
+  gpu::DeviceMatrix stripe(k + m, len, "benchmark stripe");
+  const auto data = random_device_fill(stripe, common.seed);  // parity rows get overwritten
+  std::vector<std::vector<std::uint8_t>> want(k + m);
+  std::vector<std::uint8_t*> ptrs;
+  for (std::size_t i = 0; i < k + m; ++i) {
+    want[i].assign(data.begin() + static_cast<long>(i * len), data.begin() + static_cast<long>((i + 1) * len));
+    ptrs.push_back(want[i].data());
+  }
+  cpu.encode(ptrs, len);
+  gpu::Stream stream;
+  const std::size_t lost[] = {0, 3, 5, 9};
+  auto check_stripe = [&](const char* what) {
+    stream.synchronize(what);
+    std::vector<std::uint8_t> row(len);
+    for (std::size_t i = 0; i < k + m; ++i) {
+      gpu::check(cudaMemcpy(row.data(), stripe.cref().row(i), len, cudaMemcpyDeviceToHost), what);
+      if (row != want[i]) throw std::runtime_error(std::string(what) + ": shard " + std::to_string(i) + " is wrong");
+    }
+  };
+  codec.encode(stripe.ref(), stream.get());
+  check_stripe("device RS encode");
+  for (std::size_t e : lost) gpu::check(cudaMemset(stripe.ref().row(e), 0xA5, len), "erasing shards");
+  gpu::check(cudaDeviceSynchronize(), "erasing shards");  // the codec's stream does not wait for the legacy one
+  codec.reconstruct(stripe.ref(), lost, stream.get());
+  check_stripe("device RS reconstruct");
+  const double bytes = static_cast<double>(k * len);
+  const double encode = device_gb_per_s([&](cudaStream_t s) { codec.encode(stripe.ref(), s); }, bytes, common.seconds, stream.get());
+  const double rebuild =
+      device_gb_per_s([&](cudaStream_t s) { codec.reconstruct(stripe.ref(), lost, s); }, bytes, common.seconds, stream.get());
+  for (const auto& [name, rate] : {std::pair{"rs-codec-encode", encode}, std::pair{"rs-codec-rebuild4", rebuild}}) {
+    Record r;
+    r["bench"] = "gpu";
+    r["case"] = name;
+    r["backend"] = "cuda";
+    r["level"] = "prmt";
+    r["k"] = k;
+    r["m"] = m;
+    r["len"] = len;
+    r["counts"] = "data input, device-resident stripe";
+    r["gb_per_s"] = rate;
+    reporter.emit(std::move(r));
+  }
+}
+
+const std::vector<std::string> kCases = {"rlnc128", "rlnc32", "rs-device", "rs-host", "rs-codec", "rlnc-batch", "decode"};
 
 }  // namespace
 
@@ -374,7 +427,7 @@ int run_gpu(int argc, char** argv) {
   std::size_t coded = 16384, rs_len = std::size_t{32} << 20;
   po::options_description desc("ncast-bench gpu options");
   desc.add_options()
-    ("case", po::value(&cases)->multitoken(), "cases: rlnc128 rlnc32 rs-device rs-host rlnc-batch decode (default: all)")
+    ("case", po::value(&cases)->multitoken(), "cases: rlnc128 rlnc32 rs-device rs-host rs-codec rlnc-batch decode (default: all)")
     ("kernel", po::value(&kernel_names)->multitoken(),
      "kernels: nuclei-loop gibraltar-logexp product-table prmt (default: all)")
     ("all-tiles", po::bool_switch(&all_tiles), "also time every compiled prmt tile in the RLNC cases")
@@ -412,6 +465,7 @@ int run_gpu(int argc, char** argv) {
     if (c == "rlnc32") run_device_case(c, 32, coded, 4096, true, rlnc_variants, common, reporter);
     if (c == "rs-device") run_device_case(c, 10, 4, rs_len, false, variants, common, reporter);
     if (c == "rs-host") run_host_rs_case(10, 4, rs_len, kernels, common, reporter);
+    if (c == "rs-codec") run_rs_codec_case(rs_len, common, reporter);
     if (c == "rlnc-batch") run_batch_encode_case(64, common, reporter);
     if (c == "decode") run_decode_case(264, common, reporter);
   }
