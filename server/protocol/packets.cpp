@@ -426,7 +426,7 @@ Parsed<AckBody> decode_ack_body(std::span<const std::uint8_t> body) {
   b.flags = r.u8();
   const std::size_t count = r.u8();
   if (!r.ok()) return DropReason::truncated;
-  if (count > kMaxAckEntries || (b.flags & ~ack_flags::complete) != 0 || r.remaining() != count * 8)
+  if (count > kMaxAckEntries || (b.flags & ~(ack_flags::complete | ack_flags::final_seen)) != 0 || r.remaining() != count * 8)
     return DropReason::malformed;
   b.entries.resize(count);
   std::uint64_t previous = 0;

@@ -248,7 +248,8 @@ struct AckEntry {
 
 namespace ack_flags {
 inline constexpr std::uint8_t complete = 1;
-}
+inline constexpr std::uint8_t final_seen = 2;
+}  // namespace ack_flags
 
 struct AckBody {
   std::uint64_t largest = 0;

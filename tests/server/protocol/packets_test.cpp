@@ -373,7 +373,9 @@ TEST(Packets, AckRoundTripAndRejections) {
   m.entries[2].rank = 257;
   EXPECT_FALSE(decode_ack_body(encode_ack(m)));
   m = a;
-  m.flags = 2;
+  m.flags = ack_flags::complete | ack_flags::final_seen;
+  EXPECT_TRUE(decode_ack_body(encode_ack(m)));
+  m.flags = 4;
   EXPECT_FALSE(decode_ack_body(encode_ack(m)));
   auto bad_state = buf;
   bad_state[26 + 6] = 2;

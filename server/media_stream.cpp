@@ -1,0 +1,77 @@
+#include "server/media_stream.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <stdexcept>
+
+#include "server/protocol/crypto.hpp"
+
+namespace ncast::server {
+namespace {
+
+std::uint32_t random_u32() {
+  std::uint8_t b[4];
+  proto::random_bytes(b);
+  return std::uint32_t{b[0]} << 24 | std::uint32_t{b[1]} << 16 | std::uint32_t{b[2]} << 8 | b[3];
+}
+
+// Cache keys: the stream's number in this process in the high 32 bits, the segment below.
+std::uint32_t next_stream_number() {
+  static std::atomic<std::uint32_t> next{0};
+  return ++next;
+}
+
+}  // namespace
+
+std::uint32_t stream_id_of(const std::string& name) {
+  const auto h = proto::sha256({reinterpret_cast<const std::uint8_t*>(name.data()), name.size()});
+  return std::uint32_t{h[0]} << 24 | std::uint32_t{h[1]} << 16 | std::uint32_t{h[2]} << 8 | h[3];
+}
+
+MediaStream::MediaStream(StreamInfo info, CodedCache& cache, rlnc::Density density)
+    : info_(std::move(info)), cache_(cache), density_(density),
+      seed_(rlnc::coefficient_seed(info_.server_id, info_.stream_id)),
+      epoch_(1 + random_u32() % 65535),
+      cache_base_(std::uint64_t{next_stream_number()} << 32) {
+  if (info_.n == 0 || info_.n > proto::kMaxSymbols || info_.symbol_size == 0 || info_.symbol_size > proto::kMaxSymbolSize)
+    throw std::invalid_argument("stream " + info_.name + ": n must be 1..256 and the symbol size 1..65536");
+}
+
+void MediaStream::append(std::span<const std::uint8_t> data) {
+  if (final_) throw std::invalid_argument("stream " + info_.name + " is final");
+  const std::size_t L = info_.symbol_size;
+  if (data.empty() || data.size() > segment_bytes())
+    throw std::invalid_argument("segment of " + std::to_string(data.size()) + " octets (1.." +
+                                std::to_string(segment_bytes()) + " expected)");
+  Segment s;
+  s.n_s = (data.size() + L - 1) / L;
+  s.block = allocate_host(cache_.engine().backend(), s.n_s * L);
+  std::memcpy(s.block.data(), data.data(), data.size());
+  std::memset(s.block.data() + data.size(), 0, s.n_s * L - data.size());
+  s.descriptor.size = static_cast<std::uint32_t>(data.size());
+  s.descriptor.hash = proto::sha256(data);
+  segments_.push_back(std::move(s));
+  bytes_ += data.size();
+}
+
+bool MediaStream::write_systematic(std::uint32_t segment, std::uint32_t i, proto::Writer& w) {
+  if (segment >= segments_.size() || i >= segments_[segment].n_s) return false;
+  const Segment& s = segments_[segment];
+  proto::write_coded_header(w, {segment, proto::WireKind::systematic, proto::kDenseWire, i});
+  w.bytes({s.block.data() + std::size_t{i} * info_.symbol_size, info_.symbol_size});
+  return w.ok();
+}
+
+bool MediaStream::write_coded(std::uint32_t segment, std::uint32_t j, proto::Writer& w) {
+  if (segment >= segments_.size() || j >= 65536) return false;
+  const Segment& s = segments_[segment];
+  const GenerationRef g{cache_base_ | segment, s.block.data(), s.n_s, info_.symbol_size,
+                        rlnc::SeedContext{seed_, segment}, epoch_, density_};
+  const std::uint8_t* payload = cache_.get(g, j);
+  proto::write_coded_header(w, {segment, proto::WireKind::seeded,
+                                static_cast<std::uint16_t>(density_.threshold() - 1), (epoch_ << 16) | j});
+  w.bytes({payload, info_.symbol_size});
+  return w.ok();
+}
+
+}  // namespace ncast::server

@@ -1,0 +1,62 @@
+#pragma once
+// A stream the server encodes: its segments resident in host memory suited to the engine (page-locked
+// for CUDA), each with its SHA-256, and coded symbols from the shared CodedCache. Segments are appended
+// by ingest (all at once for a file, as data arrives for a live source) and never change afterwards.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "coding/host_memory.hpp"
+#include "coding/rlnc/coefficients.hpp"
+#include "server/coded_cache.hpp"
+#include "server/symbol_source.hpp"
+
+namespace ncast::server {
+
+class MediaStream final : public SymbolSource {
+ public:
+  // info.n and info.symbol_size fix the segment size n·L; density is that of coded symbols.
+  MediaStream(StreamInfo info, CodedCache& cache, rlnc::Density density = rlnc::Density::dense());
+
+  // Appends one segment of 1..n·L octets; throws std::invalid_argument otherwise or once final.
+  void append(std::span<const std::uint8_t> data);
+  void finish() { final_ = true; }
+
+  const StreamInfo& info() const override { return info_; }
+  std::uint32_t segment_count() const override { return static_cast<std::uint32_t>(segments_.size()); }
+  bool final() const override { return final_; }
+  const proto::SegmentDescriptor& descriptor(std::uint32_t segment) const override { return segments_.at(segment).descriptor; }
+  std::size_t rank(std::uint32_t segment) const override { return segment < segments_.size() ? segments_[segment].n_s : 0; }
+  bool can_send_systematic() const override { return true; }
+  bool write_systematic(std::uint32_t segment, std::uint32_t i, proto::Writer& w) override;
+  bool write_coded(std::uint32_t segment, std::uint32_t j, proto::Writer& w) override;
+
+  std::uint64_t bytes() const { return bytes_; }
+  std::uint32_t epoch() const { return epoch_; }
+  std::size_t segment_bytes() const { return std::size_t{info_.n} * info_.symbol_size; }
+
+ private:
+  struct Segment {
+    HostBuffer block;  // n_s·L, zero padded
+    std::size_t n_s;
+    proto::SegmentDescriptor descriptor;
+  };
+
+  StreamInfo info_;
+  CodedCache& cache_;
+  rlnc::Density density_;
+  std::uint64_t seed_;
+  std::uint32_t epoch_;  // 1..65535, fresh per process: a restarted server sends new coded symbols
+  std::uint64_t cache_base_;
+  std::vector<Segment> segments_;
+  std::uint64_t bytes_ = 0;
+  bool final_ = false;
+};
+
+// The stream id of a name: the first four octets of its SHA-256, so that every server of a stream
+// agrees on it without configuration.
+std::uint32_t stream_id_of(const std::string& name);
+
+}  // namespace ncast::server

@@ -1,0 +1,121 @@
+#include "server/metrics.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+namespace ncast::server {
+
+void ServerMetrics::segment_completed(std::size_t sent, std::size_t n_s) {
+  ++segments_completed;
+  completed_symbols_sent += sent;
+  completed_source_symbols += n_s;
+  const double ratio = n_s ? static_cast<double>(sent) / static_cast<double>(n_s) : 0;
+  overhead_sum += ratio;
+  for (std::size_t i = 0; i < kOverheadBuckets.size(); ++i)
+    if (ratio <= kOverheadBuckets[i] + 1e-9) ++overhead_buckets[i];
+}
+
+namespace {
+
+void counter(std::ostringstream& o, const char* name, const char* help, double value, const char* labels = "") {
+  o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " counter\n" << name << labels << ' ' << value << '\n';
+}
+
+std::string label(double bound) {
+  std::ostringstream o;
+  o << bound;  // default precision: 1.1, not 1.1000000000000001
+  return o.str();
+}
+
+void gauge(std::ostringstream& o, const char* name, const char* help, double value) {
+  o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " gauge\n" << name << ' ' << value << '\n';
+}
+
+}  // namespace
+
+std::string render_prometheus(const ServerMetrics& m, const ServerGauges& g) {
+  std::ostringstream o;
+  o.precision(17);
+  gauge(o, "ncast_sessions", "Sessions open now.", static_cast<double>(g.sessions));
+  counter(o, "ncast_sessions_created_total", "Sessions created.", static_cast<double>(m.sessions_created));
+  o << "# HELP ncast_sessions_closed_total Sessions closed, by reason.\n# TYPE ncast_sessions_closed_total counter\n";
+  const char* reasons[kCloseReasons] = {"bye", "idle", "shutdown"};
+  for (std::size_t i = 0; i < kCloseReasons; ++i)
+    o << "ncast_sessions_closed_total{reason=\"" << reasons[i] << "\"} " << m.sessions_closed[i] << '\n';
+  gauge(o, "ncast_streams", "Streams served.", static_cast<double>(g.streams));
+  gauge(o, "ncast_stream_segments", "Segments held, all streams.", static_cast<double>(g.segments));
+  gauge(o, "ncast_stream_bytes", "Octets of media held, all streams.", static_cast<double>(g.stream_bytes));
+
+  counter(o, "ncast_received_packets_total", "Datagrams received.", static_cast<double>(m.rx_packets));
+  counter(o, "ncast_received_bytes_total", "Octets received.", static_cast<double>(m.rx_bytes));
+  o << "# HELP ncast_dropped_packets_total Datagrams dropped, by reason.\n# TYPE ncast_dropped_packets_total counter\n";
+  for (std::size_t i = 0; i < proto::kDropReasonCount; ++i) {
+    const auto r = static_cast<proto::DropReason>(i);
+    o << "ncast_dropped_packets_total{reason=\"" << proto::to_string(r) << "\"} " << m.drops[r] << '\n';
+  }
+  o << "# HELP ncast_sent_packets_total Packets sent, by type.\n# TYPE ncast_sent_packets_total counter\n";
+  o << "ncast_sent_packets_total{type=\"retry\"} " << m.retries << '\n';
+  o << "ncast_sent_packets_total{type=\"reject\"} " << m.rejects << '\n';
+  o << "ncast_sent_packets_total{type=\"manifest\"} " << m.manifests << '\n';
+  o << "ncast_sent_packets_total{type=\"segments\"} " << m.segments_packets << '\n';
+  o << "ncast_sent_packets_total{type=\"coded\"} " << m.coded_packets << '\n';
+  o << "ncast_sent_packets_total{type=\"bye\"} " << m.bye_packets << '\n';
+  counter(o, "ncast_sent_systematic_total", "CODED packets that carried a source symbol.", static_cast<double>(m.systematic_packets));
+  counter(o, "ncast_sent_bytes_total", "Octets sent.", static_cast<double>(g.bytes_out));
+  counter(o, "ncast_hello_bytes_total", "Octets of HELLO received (unvalidated addresses).", static_cast<double>(m.hello_bytes));
+  counter(o, "ncast_retry_bytes_total", "Octets of RETRY sent (to unvalidated addresses).", static_cast<double>(m.retry_bytes));
+  counter(o, "ncast_reject_bytes_total", "Octets of REJECT sent.", static_cast<double>(m.reject_bytes));
+
+  counter(o, "ncast_segments_completed_total", "Segments decoded by a peer, summed over sessions.", static_cast<double>(m.segments_completed));
+  counter(o, "ncast_completed_symbols_sent_total", "Coded symbols sent for completed segments.", static_cast<double>(m.completed_symbols_sent));
+  counter(o, "ncast_completed_source_symbols_total", "Source symbols of completed segments.", static_cast<double>(m.completed_source_symbols));
+  o << "# HELP ncast_segment_overhead Coded symbols sent per source symbol, per completed segment.\n"
+       "# TYPE ncast_segment_overhead histogram\n";
+  for (std::size_t i = 0; i < kOverheadBuckets.size(); ++i)
+    o << "ncast_segment_overhead_bucket{le=\"" << label(kOverheadBuckets[i]) << "\"} " << m.overhead_buckets[i] << '\n';
+  o << "ncast_segment_overhead_bucket{le=\"+Inf\"} " << m.segments_completed << '\n';
+  o << "ncast_segment_overhead_sum " << m.overhead_sum << '\n';
+  o << "ncast_segment_overhead_count " << m.segments_completed << '\n';
+
+  o << "# HELP ncast_engine_info The coding engine.\n# TYPE ncast_engine_info gauge\nncast_engine_info{engine=\""
+    << g.engine << "\"} 1\n";
+  counter(o, "ncast_engine_seconds_total", "Seconds spent in the coding engine.", g.engine_seconds);
+  counter(o, "ncast_engine_symbols_total", "Coded symbols produced by the engine.", static_cast<double>(g.engine_symbols));
+  counter(o, "ncast_engine_calls_total", "Engine calls.", static_cast<double>(g.engine_calls));
+  counter(o, "ncast_coded_cache_hits_total", "Coded symbols served from the cache.", static_cast<double>(g.cache_hits));
+  counter(o, "ncast_coded_cache_misses_total", "Chunks coded on demand.", static_cast<double>(g.cache_misses));
+  counter(o, "ncast_coded_cache_evictions_total", "Segments evicted from the cache.", static_cast<double>(g.cache_evictions));
+  gauge(o, "ncast_coded_cache_bytes", "Octets of coded symbols cached.", static_cast<double>(g.cache_bytes));
+  counter(o, "ncast_sendmmsg_calls_total", "sendmmsg calls.", static_cast<double>(g.sendmmsg_calls));
+  counter(o, "ncast_gso_sends_total", "Messages sent as one UDP GSO super-datagram.", static_cast<double>(g.gso_sends));
+  counter(o, "ncast_send_would_block_total", "Sends deferred because the socket buffer was full.", static_cast<double>(g.would_block));
+  counter(o, "ncast_send_errors_total", "Datagrams the kernel refused.", static_cast<double>(g.send_errors));
+  gauge(o, "ncast_uptime_seconds", "Seconds since start.", g.uptime_s);
+  return o.str();
+}
+
+std::string render_stats_line(const ServerMetrics& m, const ServerGauges& g, const ServerGauges& pg,
+                              double interval_s) {
+  nlohmann::json j;
+  j["event"] = "stats";
+  j["uptime_s"] = g.uptime_s;
+  j["sessions"] = g.sessions;
+  j["sessions_created"] = m.sessions_created;
+  j["tx_mbit_s"] = interval_s > 0 ? 8e-6 * static_cast<double>(g.bytes_out - pg.bytes_out) / interval_s : 0.0;
+  j["tx_packets_s"] = interval_s > 0 ? static_cast<double>(g.packets_out - pg.packets_out) / interval_s : 0.0;
+  j["rx_packets"] = m.rx_packets;
+  j["tx_packets"] = g.packets_out;
+  j["coded_packets"] = m.coded_packets;
+  j["segments_completed"] = m.segments_completed;
+  j["overhead"] = m.completed_source_symbols
+                      ? static_cast<double>(m.completed_symbols_sent) / static_cast<double>(m.completed_source_symbols)
+                      : 0.0;
+  j["engine_s"] = g.engine_seconds;
+  j["engine_symbols"] = g.engine_symbols;
+  j["drops"] = m.drops.total();
+  j["would_block"] = g.would_block;
+  return j.dump();
+}
+
+}  // namespace ncast::server

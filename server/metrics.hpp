@@ -1,0 +1,56 @@
+#pragma once
+// The server's counters, rendered as Prometheus text (/metrics) and as periodic JSON lines.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "server/protocol/drop_reason.hpp"
+#include "server/protocol/packets.hpp"
+
+namespace ncast::server {
+
+// Coded symbols a session sent per segment the peer decoded, over the segment's n_s: 1.0 is perfect.
+inline constexpr std::array<double, 8> kOverheadBuckets{1.0, 1.02, 1.05, 1.1, 1.25, 1.5, 2.0, 4.0};
+
+enum class CloseReason : std::uint8_t { bye, idle, shutdown };
+inline constexpr std::size_t kCloseReasons = 3;
+
+struct ServerMetrics {
+  // Input.
+  std::uint64_t rx_packets = 0, rx_bytes = 0;
+  proto::DropCounters drops;
+  // Handshake, with the bytes that bound amplification toward unvalidated addresses.
+  std::uint64_t hellos = 0, hello_bytes = 0, retries = 0, retry_bytes = 0, rejects = 0, reject_bytes = 0;
+  std::uint64_t joins = 0, manifests = 0;
+  // Sessions.
+  std::uint64_t sessions_created = 0;
+  std::array<std::uint64_t, kCloseReasons> sessions_closed{};
+  // Output by packet type (protected ones), in packets and octets.
+  std::uint64_t coded_packets = 0, systematic_packets = 0, segments_packets = 0, bye_packets = 0, tx_bytes = 0;
+  // Completed segments and the coded symbols they took.
+  std::uint64_t segments_completed = 0, completed_symbols_sent = 0, completed_source_symbols = 0;
+  std::array<std::uint64_t, kOverheadBuckets.size()> overhead_buckets{};  // cumulative: ≤ bound
+  double overhead_sum = 0;
+
+  void segment_completed(std::size_t sent, std::size_t n_s);
+};
+
+// Everything else a render shows: gauges and counters owned by other parts.
+struct ServerGauges {
+  std::size_t sessions = 0, streams = 0;
+  std::uint64_t stream_bytes = 0, segments = 0;
+  std::uint64_t engine_symbols = 0, engine_calls = 0;
+  double engine_seconds = 0;
+  std::uint64_t cache_hits = 0, cache_misses = 0, cache_evictions = 0, cache_bytes = 0;
+  std::uint64_t sendmmsg_calls = 0, gso_sends = 0, would_block = 0, send_errors = 0, packets_out = 0, bytes_out = 0;
+  std::string engine;
+  double uptime_s = 0;
+};
+
+std::string render_prometheus(const ServerMetrics& m, const ServerGauges& g);
+// One line of JSON (no newline): the totals, and rates over the interval_s since `previous`.
+std::string render_stats_line(const ServerMetrics& m, const ServerGauges& g, const ServerGauges& previous,
+                              double interval_s);
+
+}  // namespace ncast::server

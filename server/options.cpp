@@ -1,0 +1,177 @@
+#include "server/options.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace ncast::server {
+namespace po = boost::program_options;
+
+double parse_rate(const std::string& text) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("bad rate '" + text + "' (e.g. 768k, 100M, 1G)");
+  }
+  const std::string suffix = text.substr(used);
+  double mult = 1;
+  if (suffix == "k" || suffix == "K") mult = 1e3;
+  else if (suffix == "M") mult = 1e6;
+  else if (suffix == "G") mult = 1e9;
+  else if (!suffix.empty()) throw std::invalid_argument("bad rate '" + text + "' (e.g. 768k, 100M, 1G)");
+  if (!(v >= 0) || !std::isfinite(v)) throw std::invalid_argument("bad rate '" + text + "'");
+  return v * mult;
+}
+
+namespace {
+
+proto::Address parse_address(const std::string& text, const char* what) {
+  const auto a = proto::Address::parse(text);
+  if (a.family == 0)
+    throw std::invalid_argument(std::string("--") + what + ": '" + text + "' is not a numeric host:port (e.g. 127.0.0.1:7700, [::1]:7700)");
+  return a;
+}
+
+template <typename T>
+void in_range(const char* name, T value, T lo, T hi) {
+  if (value < lo || value > hi) {
+    std::ostringstream o;
+    o << "--" << name << " " << value << " is out of range " << lo << ".." << hi;
+    throw std::invalid_argument(o.str());
+  }
+}
+
+}  // namespace
+
+ParsedOptions parse_server_options(int argc, const char* const* argv) {
+  ParsedOptions out;
+  ServerOptions& o = out.options;
+  std::string listen = "127.0.0.1:7700", backend = "auto", bitrate = "0", session_rate = "100M", max_rate = "1G";
+  std::vector<std::string> live;
+  std::string config_file, metrics;
+  std::uint32_t server_id = 0;
+  unsigned n = 128, max_datagram = 1200, window = 16;
+  double idle_timeout = 10;
+
+  po::options_description streams("Streams");
+  streams.add_options()
+      ("file", po::value(&o.files)->composing(), "a media file, served as the stream named after the file (repeatable)")
+      ("dir", po::value(&o.dirs)->composing(), "every non-empty regular file of a directory, each a stream (repeatable)")
+      ("live", po::value(&live)->composing(), "NAME=PATH: a live stream read from a pipe, '-' (standard input) or a growing file (repeatable)")
+      ("live-flush-ms", po::value(&o.live_flush_ms)->default_value(500), "cut a short live segment after this long without data")
+      ("live-end-after", po::value(&o.live_end_after_s)->default_value(0), "end a growing-file live stream after this many seconds unchanged (0: never)");
+  po::options_description coding("Coding");
+  coding.add_options()
+      ("symbols", po::value(&n)->default_value(128), "source symbols per segment, n (1..256)")
+      ("symbol-size", po::value(&o.symbol_size)->default_value(1024), "octets per symbol, L; a segment is n·L octets")
+      ("density", po::value(&o.density)->default_value(1.0), "fraction of non-zero coefficients in coded symbols, (0, 1]")
+      ("backend", po::value(&backend)->default_value("auto"), "coding engine: auto, cpu or cuda")
+      ("coded-cache-mb", po::value(&o.coded_cache_mb)->default_value(256), "memory for coded symbols shared by sessions");
+  po::options_description network("Network");
+  network.add_options()
+      ("listen", po::value(&listen)->default_value("127.0.0.1:7700"), "UDP address to serve on (port 0 picks one)")
+      ("max-datagram", po::value(&max_datagram)->default_value(1200), "largest datagram sent (1200..65507); larger symbols need more")
+      ("server-id", po::value(&server_id), "this server's id in the coefficient seed space (default: random); distinct per server of a stream")
+      ("identity", po::value(&o.identity), "Ed25519 identity key (PEM); created if missing (default: a new key each run)")
+      ("max-sessions", po::value(&o.config.max_sessions)->default_value(10000), "sessions at most")
+      ("idle-timeout", po::value(&idle_timeout)->default_value(10.0), "seconds of silence after which a session is freed")
+      ("token-lifetime", po::value(&o.config.token_lifetime_s)->default_value(30), "seconds a retry token stays valid")
+      ("retry-rate", po::value(&o.config.retry_rate)->default_value(20000), "RETRY/REJECT packets per second at most")
+      ("join-rate", po::value(&o.config.join_rate)->default_value(2000), "sessions created per second at most");
+  po::options_description delivery("Delivery");
+  delivery.add_options()
+      ("bitrate", po::value(&bitrate)->default_value("0"), "the streams' bitrate (e.g. 768k); paced sessions send at bitrate·(1+redundancy); 0: unknown")
+      ("redundancy", po::value(&o.config.redundancy)->default_value(0.05), "extra coded symbols in a segment's first round, beyond the measured loss")
+      ("window", po::value(&window)->default_value(16), "segments in flight per session at most (1..64)")
+      ("session-rate", po::value(&session_rate)->default_value("100M"), "bit/s per download session (and paced ones without a bitrate)")
+      ("max-rate", po::value(&max_rate)->default_value("1G"), "bit/s of all sessions together");
+  po::options_description observe("Observability");
+  observe.add_options()
+      ("metrics", po::value(&metrics), "serve Prometheus text at http://ADDR:PORT/metrics (port 0 picks one)")
+      ("stats-interval", po::value(&o.stats_interval_s)->default_value(1.0), "seconds between JSON stats lines on standard output (0: none)");
+  po::options_description general("General");
+  general.add_options()
+      ("config", po::value(&config_file), "read options from FILE (name = value per line)")
+      ("help,h", "show this help")
+      ("version", "show the version");
+
+  po::options_description all;
+  all.add(streams).add(coding).add(network).add(delivery).add(observe).add(general);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
+    if (vm.count("config")) {
+      std::ifstream in(vm["config"].as<std::string>());
+      if (!in) throw std::invalid_argument("cannot read config file " + vm["config"].as<std::string>());
+      po::store(po::parse_config_file(in, all), vm);
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw std::invalid_argument(e.what());
+  }
+  if (vm.count("help")) {
+    std::ostringstream h;
+    h << "ncast-server: streams media files and live sources to ncast peers over UDP, as RLNC-coded symbols\n"
+         "(docs/protocol.md).\n\nUsage: ncast-server [--file PATH | --dir PATH | --live NAME=PATH]... [options]\n"
+      << all;
+    out.action = ParsedOptions::Action::help;
+    out.text = h.str();
+    return out;
+  }
+  if (vm.count("version")) {
+    out.action = ParsedOptions::Action::version;
+    out.text = "ncast-server 0.1.0 (protocol version 1)\n";
+    return out;
+  }
+
+  for (const auto& l : live) {
+    const auto eq = l.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == l.size())
+      throw std::invalid_argument("--live wants NAME=PATH, not '" + l + "'");
+    o.live.push_back({l.substr(0, eq), l.substr(eq + 1)});
+  }
+  if (o.files.empty() && o.dirs.empty() && o.live.empty())
+    throw std::invalid_argument("nothing to serve: give --file, --dir or --live (see --help)");
+  in_range("symbols", n, 1u, 256u);
+  o.n = static_cast<std::uint16_t>(n);
+  in_range("symbol-size", o.symbol_size, 1u, 65536u);
+  in_range("max-datagram", max_datagram, 1200u, 65507u);
+  if (proto::coded_packet_size(0, o.symbol_size) > max_datagram)
+    throw std::invalid_argument("--symbol-size " + std::to_string(o.symbol_size) + " needs --max-datagram of at least " +
+                                std::to_string(proto::coded_packet_size(0, o.symbol_size)));
+  if (!(o.density > 0 && o.density <= 1)) throw std::invalid_argument("--density must be in (0, 1]");
+  const auto b = parse_backend(backend);
+  if (!b) throw std::invalid_argument("--backend must be auto, cpu or cuda, not '" + backend + "'");
+  o.backend = *b;
+  in_range("window", window, 1u, 64u);
+  if (!(o.config.redundancy >= 0 && o.config.redundancy <= 10)) throw std::invalid_argument("--redundancy must be in 0..10");
+  if (!(idle_timeout > 0 && idle_timeout <= 3600)) throw std::invalid_argument("--idle-timeout must be in (0, 3600] seconds");
+  if (o.coded_cache_mb == 0) throw std::invalid_argument("--coded-cache-mb must be at least 1");
+  if (o.config.max_sessions == 0) throw std::invalid_argument("--max-sessions must be at least 1");
+  if (!(o.config.retry_rate > 0) || !(o.config.join_rate > 0)) throw std::invalid_argument("--retry-rate and --join-rate must be positive");
+  if (o.config.token_lifetime_s == 0) throw std::invalid_argument("--token-lifetime must be at least 1");
+  if (o.stats_interval_s < 0) throw std::invalid_argument("--stats-interval must not be negative");
+
+  o.bitrate = static_cast<std::uint64_t>(parse_rate(bitrate));
+  const double srate = parse_rate(session_rate), mrate = parse_rate(max_rate);
+  if (srate < 8000 || mrate < 8000) throw std::invalid_argument("--session-rate and --max-rate must be at least 8k");
+  if (vm.count("server-id")) o.server_id = server_id;
+  if (vm.count("metrics")) {
+    parse_address(metrics, "metrics");
+    o.metrics = metrics;
+  }
+  o.config.listen = parse_address(listen, "listen");
+  o.config.max_datagram = static_cast<std::uint16_t>(max_datagram);
+  o.config.max_window = static_cast<std::uint16_t>(window);
+  o.config.idle_timeout_ms = static_cast<std::uint32_t>(idle_timeout * 1000);
+  o.config.session_rate = srate / 8;
+  o.config.max_rate = mrate / 8;
+  return out;
+}
+
+}  // namespace ncast::server

@@ -1,0 +1,129 @@
+#pragma once
+// The sending side of the protocol on one UDP socket: stateless retries, handshakes, thousands of
+// sessions, and a scheduler that paces each session and the whole server and batches what they send.
+// ncast-server runs one over its media streams; a relaying ncast-peer runs one over what it receives.
+// Single-threaded: everything happens on the io_context's thread.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "server/metrics.hpp"
+#include "server/protocol/address.hpp"
+#include "server/protocol/crypto.hpp"
+#include "server/protocol/token.hpp"
+#include "server/session.hpp"
+#include "server/symbol_source.hpp"
+#include "server/token_bucket.hpp"
+#include "server/udp_socket.hpp"
+
+namespace ncast::server {
+
+struct ServerConfig {
+  proto::Address listen = proto::Address::parse("127.0.0.1:7700");
+  std::uint16_t max_window = 16;
+  double redundancy = 0.05;
+  double session_rate = 100e6 / 8;  // octets/s: download sessions, and paced ones without a bitrate
+  double max_rate = 1e9 / 8;        // octets/s, all sessions together
+  std::uint16_t max_datagram = proto::kMinDatagram;
+  std::uint16_t max_ack_delay_ms = 5;
+  std::uint32_t idle_timeout_ms = 10000;
+  std::uint32_t token_lifetime_s = 30;
+  double retry_rate = 20000;  // RETRY and REJECT per second, all addresses together
+  double join_rate = 2000;    // sessions created per second
+  std::size_t max_sessions = 10000;
+  std::size_t socket_buffer = 4 << 20;
+};
+
+class Server final : private SessionObserver {
+ public:
+  Server(boost::asio::io_context& io, const ServerConfig& config, const proto::Ed25519Identity& identity);
+  ~Server() override;
+
+  // Streams are looked up by name; the source must outlive the server.
+  void add_stream(SymbolSource& source);
+  // Call when a stream gained segments or became final: its sessions are woken.
+  void stream_changed(SymbolSource& source);
+  void start();
+  // Sends BYE(shutdown) to every session, flushes, stops; done() runs when finished.
+  void shutdown(std::function<void()> done);
+
+  proto::Address local() const { return socket_.local(); }
+  bool gso() const { return socket_.gso(); }
+  const ServerConfig& config() const { return config_; }
+  const ServerMetrics& metrics() const { return metrics_; }
+  std::size_t session_count() const { return sessions_.size(); }
+  std::size_t stream_count() const { return streams_.size(); }
+  const SocketCounters& socket_counters() const { return socket_.counters(); }
+  std::chrono::steady_clock::time_point started() const { return started_; }
+  const std::map<std::string, SymbolSource*>& streams() const { return streams_; }
+
+ private:
+  struct JoinKey {
+    proto::Address address;
+    proto::Nonce nonce;
+    bool operator==(const JoinKey&) const = default;
+  };
+  struct JoinKeyHash {
+    std::size_t operator()(const JoinKey& k) const;
+  };
+  struct Wake {
+    TimePoint at;
+    std::uint64_t session;
+    std::uint64_t generation;
+    bool operator>(const Wake& o) const { return at > o.at; }
+  };
+  struct Entry {
+    std::unique_ptr<Session> session;
+    std::uint64_t generation = 0;  // of its latest wake-up; older ones in the heap are stale
+  };
+
+  void segment_completed(std::size_t sent, std::size_t n_s) override { metrics_.segment_completed(sent, n_s); }
+
+  void read();
+  void on_datagram(std::span<std::uint8_t> datagram, const proto::Address& from, TimePoint now);
+  void on_hello(std::span<std::uint8_t> datagram, const proto::Address& from, std::uint8_t version, TimePoint now);
+  void on_join(std::span<std::uint8_t> datagram, const proto::Address& from, TimePoint now);
+  void on_protected(std::span<std::uint8_t> datagram, const proto::Address& from, TimePoint now);
+  // answered: the size of the datagram being answered, which bounds the reply to an unvalidated address.
+  void send_retry(const proto::Nonce& nonce, const proto::Address& from, std::size_t answered, TimePoint now);
+  void send_reject(const proto::Nonce& nonce, const proto::Address& from, proto::RejectReason reason,
+                   std::uint32_t retry_after_ms, std::size_t answered, TimePoint now);
+  bool within_amplification_limit(std::size_t reply, std::size_t answered);
+  std::uint32_t now_seconds(TimePoint now) const;
+
+  void schedule(std::uint64_t id, TimePoint at);
+  void arm_timer();
+  void run_due(TimePoint now);
+  void wait_writable();
+  void housekeeping(TimePoint now);
+  void close(std::uint64_t id, CloseReason reason, bool say_bye);
+  std::uint64_t new_session_id();
+  SessionConfig session_config(const proto::Join& join, const SymbolSource& source) const;
+
+  boost::asio::io_context& io_;
+  ServerConfig config_;
+  const proto::Ed25519Identity& identity_;
+  UdpSocket socket_;
+  proto::TokenMinter minter_;
+  TokenBucket retry_bucket_, join_bucket_, rate_bucket_;
+  std::map<std::string, SymbolSource*> streams_;
+  std::unordered_map<std::uint64_t, Entry> sessions_;
+  std::unordered_map<JoinKey, std::uint64_t, JoinKeyHash> by_join_;
+  std::priority_queue<Wake, std::vector<Wake>, std::greater<>> wakes_;
+  boost::asio::steady_timer timer_, housekeeping_timer_;
+  TimePoint timer_at_ = TimePoint::max();
+  bool writable_wait_ = false, stopping_ = false;
+  ServerMetrics metrics_;
+  std::chrono::steady_clock::time_point started_;
+};
+
+}  // namespace ncast::server

@@ -1,0 +1,340 @@
+#include "server/session.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ncast::server {
+namespace {
+
+using std::chrono::microseconds;
+
+constexpr microseconds kInitialRto{50'000};
+constexpr microseconds kMinRto{10'000};
+constexpr microseconds kMaxRto{2'000'000};
+constexpr double kMaxLoss = 0.9;
+
+}  // namespace
+
+Session::Session(std::uint64_t id, const proto::Address& peer, const proto::Nonce& nonce, SymbolSource& source,
+                 const proto::SessionKeys& keys, const SessionConfig& config, std::vector<std::uint8_t> manifest,
+                 SessionObserver& observer, TimePoint now)
+    : id_(id), peer_(peer), nonce_(nonce), source_(source), config_(config), manifest_(std::move(manifest)),
+      observer_(observer), seal_(keys.suite, keys.server_key, keys.server_iv, proto::Aead::Direction::seal),
+      open_(keys.suite, keys.peer_key, keys.peer_iv, proto::Aead::Direction::open),
+      peer_next_needed_(config.start_segment), refilled_(now), last_heard_(now) {
+  tokens_ = 2.0 * config_.max_datagram;
+}
+
+// ---- input ----
+
+Session::Inbound Session::receive(std::span<std::uint8_t> datagram, const proto::Header& header, TimePoint now) {
+  Inbound in;
+  if (datagram.size() > config_.max_datagram) {
+    in.drop = proto::DropReason::oversized;
+    return in;
+  }
+  if (header.type != proto::PacketType::ack && header.type != proto::PacketType::bye) {
+    in.drop = proto::DropReason::unexpected;
+    return in;
+  }
+  if (!replay_.check(header.number)) {
+    in.drop = proto::DropReason::replay;
+    return in;
+  }
+  auto body = proto::open_packet(datagram, header, open_);
+  if (!body) {
+    in.drop = proto::DropReason::auth;
+    return in;
+  }
+  // Authentic: the number is spent even if the body turns out malformed.
+  replay_.accept(header.number);
+  last_heard_ = now;
+  confirmed_ = true;
+  if (header.type == proto::PacketType::bye) {
+    auto bye = proto::decode_bye_body(*body);
+    if (!bye) {
+      in.drop = bye.error();
+      return in;
+    }
+    in.bye = bye->reason;
+    return in;
+  }
+  auto ack = proto::decode_ack_body(*body);
+  if (!ack) {
+    in.drop = ack.error();
+    return in;
+  }
+  on_ack(*ack, now);
+  return in;
+}
+
+void Session::on_ack(const proto::AckBody& ack, TimePoint now) {
+  ++counters_.acks;
+  // Loss: packets the peer accepted against packet numbers sent, over the interval since the last ACK.
+  if (!have_ack_) {
+    have_ack_ = true;
+  } else if (ack.largest > last_largest_) {
+    const double sent = static_cast<double>(ack.largest - last_largest_);
+    const double got = static_cast<double>(static_cast<std::uint32_t>(ack.received - last_received_));
+    if (sent >= 8) {
+      const double sample = std::clamp(1.0 - got / sent, 0.0, kMaxLoss);
+      const double weight = std::min(1.0, sent / 256.0);  // a larger interval says more
+      loss_ += weight * 0.5 * (sample - loss_);
+    }
+  }
+  if (ack.largest >= last_largest_) {
+    last_largest_ = ack.largest;
+    last_received_ = ack.received;
+  }
+
+  peer_known_ = std::max(peer_known_, ack.known);
+  // A peer never goes back; an old ACK overtaken by a newer one says nothing new.
+  peer_next_needed_ = std::max(peer_next_needed_, ack.next_needed);
+  peer_complete_ = (ack.flags & proto::ack_flags::complete) != 0;
+  peer_final_seen_ = peer_final_seen_ || (ack.flags & proto::ack_flags::final_seen) != 0;
+  peer_entries_ = ack.entries;
+
+  std::size_t e = 0;
+  for (Flight& f : flights_) {
+    while (e < ack.entries.size() && ack.entries[e].segment < f.segment) ++e;
+    const bool listed = e < ack.entries.size() && ack.entries[e].segment == f.segment;
+    // Below next_needed means decoded and written: the peer lists only what is above.
+    const bool below = f.segment < ack.next_needed;
+    const std::uint32_t rank = below ? f.n_s : listed ? ack.entries[e].rank : 0;
+    const bool decoded = below || (listed && ack.entries[e].decoded);
+    f.rank = std::min(rank, f.n_s);
+    if (decoded && !f.decoded) {
+      f.decoded = true;
+      observer_.segment_completed(f.sent, f.n_s);
+      continue;
+    }
+    if (!f.waiting || ack.largest < f.round_last) continue;
+    // The round is over: everything of it that will arrive has arrived.
+    const auto sample = std::chrono::duration_cast<microseconds>(now - f.round_sent) - microseconds(ack.ack_delay_us);
+    if (sample.count() > 0) {
+      if (!have_rtt_) {
+        srtt_ = sample;
+        rttvar_ = sample / 2;
+        have_rtt_ = true;
+      } else {
+        const auto err = sample > srtt_ ? sample - srtt_ : srtt_ - sample;
+        rttvar_ = (3 * rttvar_ + err) / 4;
+        srtt_ = (7 * srtt_ + sample) / 8;
+      }
+    }
+    f.waiting = false;
+    f.backoff = 0;
+    const std::uint32_t d = deficit(f);
+    if (d > 0) {
+      f.target = f.sent + round_size(d);
+      ++counters_.rounds;
+    } else {
+      // Full rank but not yet verified (or a relay with nothing more): wait for news.
+      f.waiting = true;
+      f.rto_at = now + rto(f.backoff);
+    }
+  }
+  // Flights the peer no longer needs leave the window.
+  while (!flights_.empty() && (flights_.front().segment < peer_next_needed_ || flights_.front().decoded))
+    flights_.pop_front();
+}
+
+// ---- output ----
+
+std::chrono::microseconds Session::rto(int backoff) const {
+  microseconds base = have_rtt_ ? srtt_ + 4 * rttvar_ + std::chrono::milliseconds(config_.max_ack_delay_ms) : kInitialRto;
+  base = std::clamp(base, kMinRto, kMaxRto);
+  return std::min(kMaxRto, base * (1 << std::min(backoff, 8)));
+}
+
+std::uint32_t Session::deficit(const Flight& f) const {
+  // A relay can give no more than it holds.
+  const std::size_t available = std::min<std::size_t>(f.n_s, source_.rank(f.segment));
+  return available > f.rank ? static_cast<std::uint32_t>(available - f.rank) : 0;
+}
+
+std::uint32_t Session::round_size(std::uint32_t deficit) const {
+  const double share = config_.share / static_cast<double>(proto::kFullShare);
+  const double want = deficit * share / (1.0 - std::min(loss_, kMaxLoss));
+  return std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::ceil(want - 1e-9)));
+}
+
+void Session::refresh_window() {
+  const std::uint32_t base = std::max(peer_next_needed_, config_.start_segment);
+  const std::uint64_t end = std::min<std::uint64_t>({std::uint64_t{base} + config_.window, peer_known_,
+                                                     source_.segment_count()});
+  std::uint32_t next = flights_.empty() ? base : flights_.back().segment + 1;
+  for (; next < end; ++next) {
+    Flight f;
+    f.segment = next;
+    f.n_s = static_cast<std::uint32_t>(source_.symbols_of(next));
+    for (const auto& e : peer_entries_)
+      if (e.segment == next) {
+        f.rank = std::min<std::uint32_t>(e.rank, f.n_s);
+        f.decoded = e.decoded;
+      }
+    if (f.decoded) continue;
+    // Systematic symbols only help a peer that has nothing of the segment yet.
+    f.systematic = config_.systematic && source_.can_send_systematic() && f.rank == 0;
+    const std::uint32_t d = deficit(f);
+    const double first = d * (1.0 + config_.redundancy);
+    f.target = d > 0 ? round_size(static_cast<std::uint32_t>(std::ceil(first - 1e-9))) : 0;
+    flights_.push_back(f);
+  }
+}
+
+Session::Flight* Session::pick(TimePoint now) {
+  for (Flight& f : flights_) {
+    if (f.decoded) continue;
+    if (f.waiting) {
+      if (now < f.rto_at) continue;
+      // No ACK covered the round in time: its end was lost, or the ACK was. Go on from what we know.
+      ++counters_.timeouts;
+      f.waiting = false;
+      ++f.backoff;
+      const std::uint32_t d = deficit(f);
+      f.target = f.sent + (d > 0 ? std::max<std::uint32_t>(1, round_size(d) / 2) : 0);
+      if (d == 0) {
+        f.waiting = true;
+        f.rto_at = now + rto(f.backoff);
+        continue;
+      }
+    }
+    if (f.sent < f.target) return &f;
+    if (f.target == 0) {
+      // Nothing to send yet (a relay still waiting for its own rank to grow): look again soon.
+      const std::uint32_t d = deficit(f);
+      if (d > 0) {
+        f.target = f.sent + round_size(d);
+        return &f;
+      }
+    }
+  }
+  return nullptr;
+}
+
+std::size_t Session::seal(std::span<std::uint8_t> out, proto::PacketType type, const auto& write_body) {
+  const proto::Header h{type, id_, next_number_};
+  const std::size_t len =
+      proto::seal_packet(out.first(std::min<std::size_t>(out.size(), config_.max_datagram)), h, seal_, write_body);
+  if (len == 0) return 0;
+  ++next_number_;
+  ++counters_.packets_sent;
+  counters_.bytes_sent += len;
+  return len;
+}
+
+std::size_t Session::segments_packet(std::span<std::uint8_t> out, TimePoint now) {
+  const std::uint32_t count = source_.segment_count();
+  const std::uint8_t flags = static_cast<std::uint8_t>((source_.final() ? proto::stream_flags::final : 0) |
+                                                       (source_.info().live ? proto::stream_flags::live : 0));
+  // Descriptors up to a little beyond the window; further ones follow as the peer advances.
+  const std::size_t per_packet = proto::descriptors_per_packet(config_.max_datagram);
+  const std::uint64_t want = std::min<std::uint64_t>(
+      count, std::uint64_t{std::max(peer_next_needed_, config_.start_segment)} + config_.window + per_packet);
+  proto::SegmentsBody body;
+  body.segment_count = count;
+  body.stream_flags = flags;
+  // Descriptors not acknowledged within a retransmission timeout were lost: send them again.
+  if (peer_known_ < desc_sent_ && now - desc_sent_at_ > rto(0)) desc_sent_ = peer_known_;
+  if (desc_sent_ < want) {
+    body.first = desc_sent_;
+    const std::uint32_t k = static_cast<std::uint32_t>(std::min<std::uint64_t>(per_packet, want - desc_sent_));
+    for (std::uint32_t i = 0; i < k; ++i) body.descriptors.push_back(source_.descriptor(desc_sent_ + i));
+    desc_sent_ += k;
+    desc_sent_at_ = now;
+    final_sent_at_ = now;
+    final_sent_ = (flags & proto::stream_flags::final) && desc_sent_ == count;
+  } else if (source_.final() && desc_sent_ == count && !peer_final_seen_ && confirmed_ &&
+             (!final_sent_ || now - final_sent_at_ > rto(0))) {
+    // The stream ended after its last descriptor went out: say so until the peer has seen it.
+    body.first = count;
+    final_sent_ = true;
+    final_sent_at_ = now;
+  } else {
+    return 0;
+  }
+  ++counters_.segments_sent;
+  return seal(out, proto::PacketType::segments, [&](proto::Writer& w) { proto::write_body(w, body); });
+}
+
+std::size_t Session::coded_packet(std::span<std::uint8_t> out, Flight& f, TimePoint now) {
+  const bool systematic = f.systematic && f.next_systematic < f.n_s;
+  bool wrote = false;
+  const std::size_t len = seal(out, proto::PacketType::coded, [&](proto::Writer& w) {
+    wrote = systematic ? source_.write_systematic(f.segment, f.next_systematic, w)
+                       : source_.write_coded(f.segment, f.next_coded, w);
+    if (!wrote) w.fail();
+  });
+  if (len == 0) {
+    // The source cannot make this symbol (a relay whose rank fell behind): wait for news.
+    f.waiting = true;
+    f.round_last = next_number_;
+    f.rto_at = now + rto(f.backoff);
+    return 0;
+  }
+  if (systematic) {
+    ++f.next_systematic;
+    ++counters_.systematic_sent;
+  } else {
+    ++f.next_coded;
+  }
+  ++counters_.coded_sent;
+  ++f.sent;
+  if (f.sent >= f.target) {
+    f.waiting = true;
+    f.round_last = next_number_ - 1;
+    f.round_sent = now;
+    f.rto_at = now + rto(f.backoff);
+  }
+  return len;
+}
+
+std::size_t Session::next_packet(std::span<std::uint8_t> out, TimePoint now) {
+  if (std::size_t len = segments_packet(out, now)) return len;
+  // Coded symbols wait for the key confirmation of the first ACK (docs/protocol.md section 3).
+  if (!confirmed_ || peer_complete_) return 0;
+  refresh_window();
+  for (int attempts = 0; attempts < 4; ++attempts) {
+    Flight* f = pick(now);
+    if (!f) return 0;
+    if (std::size_t len = coded_packet(out, *f, now)) return len;
+  }
+  return 0;
+}
+
+std::size_t Session::bye(std::span<std::uint8_t> out, proto::ByeReason reason) {
+  return seal(out, proto::PacketType::bye, [&](proto::Writer& w) { proto::write_body(w, proto::ByeBody{reason}); });
+}
+
+// ---- pacing ----
+
+void Session::refill(TimePoint now) {
+  const double dt = std::chrono::duration<double>(now - refilled_).count();
+  refilled_ = now;
+  // A burst of a few milliseconds' worth (at least two datagrams) keeps timer jitter from costing rate.
+  const double burst = std::max(2.0 * config_.max_datagram, config_.rate * 0.004);
+  tokens_ = std::min(burst, tokens_ + dt * config_.rate);
+}
+
+TimePoint Session::pacing_ready(std::size_t bytes, TimePoint now) const {
+  if (can_send(bytes)) return now;
+  const double wait = (static_cast<double>(bytes) - tokens_) / config_.rate;
+  return now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait));
+}
+
+TimePoint Session::next_wake(TimePoint now) const {
+  TimePoint wake = TimePoint::max();
+  if (peer_known_ < desc_sent_) wake = desc_sent_at_ + rto(0);
+  if (!confirmed_ || peer_complete_) return wake;
+  if (source_.final() && !peer_final_seen_ && final_sent_) wake = std::min(wake, final_sent_at_ + rto(0));
+  for (const Flight& f : flights_) {
+    if (f.decoded) continue;
+    if (f.waiting) wake = std::min(wake, f.rto_at);
+    else return now;
+  }
+  // New flights may be possible (descriptors or segments appeared): the server wakes us on those.
+  return wake;
+}
+
+}  // namespace ncast::server

@@ -1,0 +1,153 @@
+#pragma once
+// One peer's session at a sender (docs/protocol.md section 9): its keys and replay window, its view of
+// the peer (descriptors known, segments still needed, ranks), the window of segments in flight with the
+// rounds of symbols sent for each, loss and RTT estimates, and its pacing budget. No I/O: the server
+// hands it datagrams and asks it for packets.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "server/protocol/address.hpp"
+#include "server/protocol/crypto.hpp"
+#include "server/protocol/handshake.hpp"
+#include "server/protocol/packets.hpp"
+#include "server/protocol/replay_window.hpp"
+#include "server/symbol_source.hpp"
+
+namespace ncast::server {
+
+using Clock = std::chrono::steady_clock;
+using TimePoint = Clock::time_point;
+
+struct SessionConfig {
+  std::uint16_t window = 8;
+  std::uint16_t share = proto::kFullShare;
+  bool systematic = true;
+  bool download = false;
+  double rate = 1e6;  // octets per second
+  std::uint16_t max_datagram = proto::kMinDatagram;
+  std::uint16_t max_ack_delay_ms = 5;
+  std::uint32_t idle_timeout_ms = 10000;
+  double redundancy = 0.05;
+  std::uint32_t start_segment = 0;
+};
+
+// What a session tells its server about, for the metrics.
+class SessionObserver {
+ public:
+  virtual ~SessionObserver() = default;
+  // A segment was decoded by the peer after `sent` CODED packets of it from this session; n_s source symbols.
+  virtual void segment_completed(std::size_t sent, std::size_t n_s) = 0;
+};
+
+struct SessionCounters {
+  std::uint64_t packets_sent = 0, bytes_sent = 0, coded_sent = 0, systematic_sent = 0, segments_sent = 0;
+  std::uint64_t acks = 0, rounds = 0, timeouts = 0;
+};
+
+class Session {
+ public:
+  Session(std::uint64_t id, const proto::Address& peer, const proto::Nonce& nonce, SymbolSource& source,
+          const proto::SessionKeys& keys, const SessionConfig& config, std::vector<std::uint8_t> manifest,
+          SessionObserver& observer, TimePoint now);
+
+  std::uint64_t id() const { return id_; }
+  const proto::Address& peer() const { return peer_; }
+  const proto::Nonce& nonce() const { return nonce_; }
+  const std::vector<std::uint8_t>& manifest() const { return manifest_; }
+  const SessionConfig& config() const { return config_; }
+  SymbolSource& source() { return source_; }
+
+  struct Inbound {
+    std::optional<proto::DropReason> drop;  // set: the datagram was dropped for this reason
+    std::optional<proto::ByeReason> bye;    // set: the peer closed the session
+  };
+  // A datagram with this session's id from its address (the caller checked both), header parsed.
+  Inbound receive(std::span<std::uint8_t> datagram, const proto::Header& header, TimePoint now);
+
+  // The next packet due now, written to out (at least max_datagram octets); 0 when none is.
+  std::size_t next_packet(std::span<std::uint8_t> out, TimePoint now);
+  std::size_t bye(std::span<std::uint8_t> out, proto::ByeReason reason);
+
+  // Pacing: a token bucket of octets at config().rate.
+  void refill(TimePoint now);
+  bool can_send(std::size_t bytes) const { return tokens_ >= static_cast<double>(bytes); }
+  void spend(std::size_t bytes) { tokens_ -= static_cast<double>(bytes); }
+  // When next_packet may next have something without new input; max() when only input can wake it.
+  TimePoint next_wake(TimePoint now) const;
+  TimePoint pacing_ready(std::size_t bytes, TimePoint now) const;
+
+  TimePoint last_heard() const { return last_heard_; }
+  bool confirmed() const { return confirmed_; }
+  bool peer_complete() const { return peer_complete_; }
+  double loss_estimate() const { return loss_; }
+  std::chrono::microseconds srtt() const { return srtt_; }
+  const SessionCounters& counters() const { return counters_; }
+
+ private:
+  struct Flight {
+    std::uint32_t segment = 0;
+    std::uint32_t n_s = 0;
+    std::uint32_t rank = 0;  // as last reported
+    bool decoded = false;
+    bool systematic = false;
+    std::uint32_t sent = 0, target = 0;
+    std::uint32_t next_systematic = 0, next_coded = 0;
+    bool waiting = false;  // the round is out: wait for an ACK covering round_last or for rto_at
+    std::uint64_t round_last = 0;
+    TimePoint round_sent{}, rto_at{};
+    int backoff = 0;
+  };
+
+  void on_ack(const proto::AckBody& ack, TimePoint now);
+  void refresh_window();
+  Flight* pick(TimePoint now);
+  std::uint32_t round_size(std::uint32_t deficit) const;
+  std::uint32_t deficit(const Flight& f) const;
+  std::chrono::microseconds rto(int backoff) const;
+  std::size_t seal(std::span<std::uint8_t> out, proto::PacketType type, const auto& write_body);
+  std::size_t segments_packet(std::span<std::uint8_t> out, TimePoint now);
+  std::size_t coded_packet(std::span<std::uint8_t> out, Flight& f, TimePoint now);
+
+  std::uint64_t id_;
+  proto::Address peer_;
+  proto::Nonce nonce_;
+  SymbolSource& source_;
+  SessionConfig config_;
+  std::vector<std::uint8_t> manifest_;
+  SessionObserver& observer_;
+  proto::Aead seal_, open_;
+  proto::ReplayWindow replay_;
+  std::uint64_t next_number_ = 1;  // the MANIFEST was 0
+
+  // The peer, as its ACKs describe it.
+  bool confirmed_ = false, peer_complete_ = false, peer_final_seen_ = false;
+  std::uint32_t peer_known_ = 0, peer_next_needed_;
+  std::vector<proto::AckEntry> peer_entries_;
+  std::uint64_t last_largest_ = 0;
+  std::uint32_t last_received_ = 0;
+  bool have_ack_ = false;
+  double loss_ = 0;
+
+  std::chrono::microseconds srtt_{0}, rttvar_{0};
+  bool have_rtt_ = false;
+
+  // Descriptors sent: all of 0..desc_sent_ (some may be lost: resent from the peer's `known`).
+  std::uint32_t desc_sent_ = 0;
+  TimePoint desc_sent_at_{}, final_sent_at_{};
+  bool final_sent_ = false;
+
+  std::deque<Flight> flights_;  // increasing segments, within [base, base + window)
+
+  double tokens_ = 0;
+  TimePoint refilled_;
+  TimePoint last_heard_;
+  SessionCounters counters_;
+};
+
+}  // namespace ncast::server

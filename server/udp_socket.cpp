@@ -1,0 +1,185 @@
+#include "server/udp_socket.hpp"
+
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+
+namespace ncast::server {
+namespace {
+
+constexpr std::size_t kMaxGsoSegments = 64;
+constexpr std::size_t kMaxGsoBytes = 65000;
+
+}  // namespace
+
+UdpSocket::UdpSocket(boost::asio::io_context& io, const proto::Address& address, std::size_t buffer_bytes,
+                     std::size_t max_datagram)
+    : socket_(io), slot_size_(max_datagram), rx_buffers_(kBatch * 65536), tx_buffers_(kBatch * max_datagram) {
+  const int family = address.family == 4 ? AF_INET : AF_INET6;
+  const int fd = ::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "socket for " + address.to_string());
+  const int size = static_cast<int>(buffer_bytes);
+  // Best effort: the kernel caps these at net.core.{r,w}mem_max.
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+  sockaddr_storage ss{};
+  const socklen_t len = address.to_sockaddr(ss);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
+    const int e = errno;
+    ::close(fd);
+    throw std::system_error(e, std::generic_category(), "cannot bind UDP " + address.to_string());
+  }
+  socklen_t got = sizeof ss;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &got);
+  local_ = proto::Address::from_sockaddr(reinterpret_cast<sockaddr*>(&ss));
+  int zero = 0;
+  gso_ = ::setsockopt(fd, SOL_UDP, UDP_SEGMENT, &zero, sizeof zero) == 0;
+  socket_.assign(family == AF_INET ? boost::asio::ip::udp::v4() : boost::asio::ip::udp::v6(), fd);
+}
+
+std::size_t UdpSocket::receive(const std::function<void(std::span<std::uint8_t>, const proto::Address&)>& handler,
+                               std::size_t max_batches) {
+  const int fd = socket_.native_handle();
+  mmsghdr msgs[kBatch];
+  iovec iovs[kBatch];
+  sockaddr_storage from[kBatch];
+  std::size_t total = 0;
+  for (std::size_t batch = 0; batch < max_batches; ++batch) {
+    for (std::size_t i = 0; i < kBatch; ++i) {
+      iovs[i] = {rx_buffers_.data() + i * 65536, 65536};
+      std::memset(&msgs[i], 0, sizeof msgs[i]);
+      msgs[i].msg_hdr.msg_iov = &iovs[i];
+      msgs[i].msg_hdr.msg_iovlen = 1;
+      msgs[i].msg_hdr.msg_name = &from[i];
+      msgs[i].msg_hdr.msg_namelen = sizeof from[i];
+    }
+    ++counters_.recv_calls;
+    const int got = ::recvmmsg(fd, msgs, kBatch, MSG_DONTWAIT, nullptr);
+    if (got <= 0) break;
+    for (int i = 0; i < got; ++i) {
+      const auto addr = proto::Address::from_sockaddr(reinterpret_cast<sockaddr*>(&from[i]));
+      if (addr.family == 0) continue;
+      handler({rx_buffers_.data() + static_cast<std::size_t>(i) * 65536, msgs[i].msg_len}, addr);
+    }
+    total += static_cast<std::size_t>(got);
+    if (static_cast<std::size_t>(got) < kBatch) break;
+  }
+  return total;
+}
+
+std::span<std::uint8_t> UdpSocket::slot() {
+  if (full()) return {};
+  return {tx_buffers_.data() + queued_ * slot_size_, slot_size_};
+}
+
+void UdpSocket::commit(std::size_t len, const proto::Address& to) {
+  tx_len_[queued_] = len;
+  tx_to_[queued_] = to;
+  ++queued_;
+}
+
+bool UdpSocket::send_now(std::span<const std::uint8_t> datagram, const proto::Address& to) {
+  sockaddr_storage ss{};
+  const socklen_t len = to.to_sockaddr(ss);
+  const ssize_t n = ::sendto(socket_.native_handle(), datagram.data(), datagram.size(), MSG_DONTWAIT,
+                             reinterpret_cast<sockaddr*>(&ss), len);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) ++counters_.would_block;
+    else ++counters_.send_errors;
+    return false;
+  }
+  ++counters_.packets_out;
+  counters_.bytes_out += datagram.size();
+  return true;
+}
+
+bool UdpSocket::flush() {
+  const int fd = socket_.native_handle();
+  while (queued_ > 0) {
+    // Group the queue into messages: runs of one destination and one size (the last may be shorter)
+    // become one GSO message.
+    mmsghdr msgs[kBatch];
+    iovec iovs[kBatch];
+    sockaddr_storage to[kBatch];
+    alignas(cmsghdr) char control[kBatch][CMSG_SPACE(sizeof(std::uint16_t))];
+    std::size_t first_packet[kBatch + 1];
+    std::size_t m = 0;
+    for (std::size_t p = 0; p < queued_;) {
+      std::size_t q = p + 1;
+      if (gso_) {
+        std::size_t bytes = tx_len_[p];
+        while (q < queued_ && q - p < kMaxGsoSegments && tx_to_[q] == tx_to_[p] && tx_len_[q - 1] == tx_len_[p] &&
+               tx_len_[q] <= tx_len_[p] && bytes + tx_len_[q] <= kMaxGsoBytes) {
+          bytes += tx_len_[q];
+          ++q;
+        }
+      }
+      std::memset(&msgs[m], 0, sizeof msgs[m]);
+      for (std::size_t i = p; i < q; ++i) iovs[i] = {tx_buffers_.data() + i * slot_size_, tx_len_[i]};
+      msgs[m].msg_hdr.msg_iov = &iovs[p];
+      msgs[m].msg_hdr.msg_iovlen = q - p;
+      msgs[m].msg_hdr.msg_name = &to[m];
+      msgs[m].msg_hdr.msg_namelen = tx_to_[p].to_sockaddr(to[m]);
+      if (q - p > 1) {
+        msgs[m].msg_hdr.msg_control = control[m];
+        msgs[m].msg_hdr.msg_controllen = sizeof control[m];
+        cmsghdr* c = CMSG_FIRSTHDR(&msgs[m].msg_hdr);
+        c->cmsg_level = SOL_UDP;
+        c->cmsg_type = UDP_SEGMENT;
+        c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
+        const std::uint16_t seg = static_cast<std::uint16_t>(tx_len_[p]);
+        std::memcpy(CMSG_DATA(c), &seg, sizeof seg);
+      }
+      first_packet[m] = p;
+      ++m;
+      p = q;
+    }
+    first_packet[m] = queued_;
+    ++counters_.sendmmsg_calls;
+    const int sent = ::sendmmsg(fd, msgs, static_cast<unsigned>(m), MSG_DONTWAIT);
+    std::size_t done_packets = 0;
+    if (sent < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+        ++counters_.would_block;
+        return false;
+      }
+      if (first_packet[1] - first_packet[0] > 1 && (errno == EIO || errno == EINVAL || errno == EOPNOTSUPP)) {
+        // The device cannot segment: send packets one by one from now on.
+        gso_ = false;
+        continue;
+      }
+      // This message cannot be sent (e.g. no route): drop it rather than wedge the queue.
+      ++counters_.send_errors;
+      done_packets = first_packet[1];
+    } else {
+      done_packets = first_packet[sent];
+      for (int i = 0; i < sent; ++i) {
+        const std::size_t packets = first_packet[i + 1] - first_packet[i];
+        if (packets > 1) ++counters_.gso_sends;
+        counters_.packets_out += packets;
+        for (std::size_t k = first_packet[i]; k < first_packet[i + 1]; ++k) counters_.bytes_out += tx_len_[k];
+      }
+    }
+    // Move what is left to the front of the queue.
+    const std::size_t left = queued_ - done_packets;
+    if (left > 0 && done_packets > 0) {
+      std::memmove(tx_buffers_.data(), tx_buffers_.data() + done_packets * slot_size_, left * slot_size_);
+      std::move(tx_len_ + done_packets, tx_len_ + queued_, tx_len_);
+      std::move(tx_to_ + done_packets, tx_to_ + queued_, tx_to_);
+    }
+    queued_ = left;
+  }
+  return true;
+}
+
+}  // namespace ncast::server

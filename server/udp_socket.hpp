@@ -1,0 +1,69 @@
+#pragma once
+// A non-blocking UDP socket driven by Asio for readiness but doing its I/O in batches through the
+// native handle, since Asio has neither recvmmsg nor sendmmsg (chriskohlhoff/asio#1062): datagrams come
+// in by recvmmsg, packets go out by sendmmsg, and consecutive packets of one size to one destination
+// are merged into a single UDP GSO send (UDP_SEGMENT) when the kernel supports it.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/udp.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "server/protocol/address.hpp"
+
+namespace ncast::server {
+
+struct SocketCounters {
+  std::uint64_t recv_calls = 0, sendmmsg_calls = 0, gso_sends = 0, would_block = 0, send_errors = 0;
+  std::uint64_t packets_out = 0, bytes_out = 0;
+};
+
+class UdpSocket {
+ public:
+  static constexpr std::size_t kBatch = 64;
+
+  // Binds to address (port 0 picks a free one); buffer_bytes sizes the kernel buffers (as far as
+  // the system allows). Throws std::system_error naming the address on failure.
+  UdpSocket(boost::asio::io_context& io, const proto::Address& address, std::size_t buffer_bytes,
+            std::size_t max_datagram = 65536);
+
+  proto::Address local() const { return local_; }
+  boost::asio::ip::udp::socket& asio() { return socket_; }
+  bool gso() const { return gso_; }
+
+  // Reads what is waiting, at most max_batches recvmmsg calls; handler(datagram, from) for each.
+  // Returns the number of datagrams.
+  std::size_t receive(const std::function<void(std::span<std::uint8_t>, const proto::Address&)>& handler,
+                      std::size_t max_batches = 8);
+
+  // The buffer for the next outgoing packet, valid until commit or flush; empty while the queue is full.
+  std::span<std::uint8_t> slot();
+  void commit(std::size_t len, const proto::Address& to);
+  bool full() const { return queued_ == kBatch; }
+  std::size_t queued() const { return queued_; }
+  // Sends what is queued. Returns false when the kernel buffer is full (the rest stays queued: wait
+  // for writability and flush again).
+  bool flush();
+  // Sends one datagram now, outside the queue (handshake replies); false if it could not be sent.
+  bool send_now(std::span<const std::uint8_t> datagram, const proto::Address& to);
+
+  const SocketCounters& counters() const { return counters_; }
+
+ private:
+  boost::asio::ip::udp::socket socket_;
+  proto::Address local_;
+  bool gso_ = false;
+  std::size_t slot_size_;
+
+  std::vector<std::uint8_t> rx_buffers_;
+  std::vector<std::uint8_t> tx_buffers_;
+  std::size_t tx_len_[kBatch]{};
+  proto::Address tx_to_[kBatch];
+  std::size_t queued_ = 0;
+  SocketCounters counters_;
+};
+
+}  // namespace ncast::server

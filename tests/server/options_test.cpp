@@ -1,0 +1,81 @@
+// ncast-server's options: defaults, ranges, config file, help.
+#include "server/options.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace ncast::server {
+namespace {
+
+ParsedOptions parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "ncast-server");
+  return parse_server_options(static_cast<int>(args.size()), args.data());
+}
+
+TEST(ServerOptions, DefaultsAndValues) {
+  auto p = parse({"--file", "a.ts", "--live", "cam=/tmp/fifo", "--bitrate", "768k", "--session-rate", "20M",
+                  "--listen", "127.0.0.1:0", "--symbols", "64", "--symbol-size", "1400", "--max-datagram", "1500"});
+  ASSERT_EQ(p.action, ParsedOptions::Action::run);
+  const auto& o = p.options;
+  EXPECT_EQ(o.files, std::vector<std::string>{"a.ts"});
+  ASSERT_EQ(o.live.size(), 1u);
+  EXPECT_EQ(o.live[0].name, "cam");
+  EXPECT_EQ(o.live[0].path, "/tmp/fifo");
+  EXPECT_EQ(o.bitrate, 768000u);
+  EXPECT_DOUBLE_EQ(o.config.session_rate, 20e6 / 8);
+  EXPECT_EQ(o.config.listen.port, 0);
+  EXPECT_EQ(o.n, 64);
+  EXPECT_EQ(o.config.max_datagram, 1500);
+  EXPECT_EQ(o.backend, Backend::automatic);
+  EXPECT_FALSE(o.server_id);
+}
+
+TEST(ServerOptions, BadValuesAreRefusedWithAMessage) {
+  for (auto args : std::vector<std::vector<const char*>>{
+           {},                                                   // nothing to serve
+           {"--file", "a", "--symbols", "0"},
+           {"--file", "a", "--symbols", "257"},
+           {"--file", "a", "--symbol-size", "1200"},             // does not fit 1200-octet datagrams
+           {"--file", "a", "--max-datagram", "100"},
+           {"--file", "a", "--backend", "gpu"},
+           {"--file", "a", "--listen", "localhost:80"},
+           {"--file", "a", "--live", "noequals"},
+           {"--file", "a", "--bitrate", "fast"},
+           {"--file", "a", "--density", "0"},
+           {"--file", "a", "--window", "65"},
+           {"--file", "a", "--no-such-option"},
+       })
+    EXPECT_THROW(parse(args), std::invalid_argument) << (args.empty() ? "(none)" : args.back());
+}
+
+TEST(ServerOptions, ConfigFileAndHelp) {
+  const auto path = std::filesystem::temp_directory_path() / ("ncast-opts-" + std::to_string(::getpid()) + ".conf");
+  {
+    std::ofstream f(path);
+    f << "file = movie.ts\nredundancy = 0.2\nserver-id = 7\n";
+  }
+  auto p = parse({"--config", path.c_str(), "--redundancy", "0.1"});
+  EXPECT_EQ(p.options.files, std::vector<std::string>{"movie.ts"});
+  EXPECT_DOUBLE_EQ(p.options.config.redundancy, 0.1);  // the command line wins
+  EXPECT_EQ(*p.options.server_id, 7u);
+  std::filesystem::remove(path);
+  EXPECT_THROW(parse({"--config", "/nonexistent/ncast.conf"}), std::invalid_argument);
+  auto h = parse({"--help"});
+  EXPECT_EQ(h.action, ParsedOptions::Action::help);
+  EXPECT_NE(h.text.find("--session-rate"), std::string::npos);
+}
+
+TEST(ServerOptions, Rates) {
+  EXPECT_DOUBLE_EQ(parse_rate("768k"), 768000);
+  EXPECT_DOUBLE_EQ(parse_rate("1.5G"), 1.5e9);
+  EXPECT_DOUBLE_EQ(parse_rate("64000"), 64000);
+  EXPECT_THROW(parse_rate("10X"), std::invalid_argument);
+  EXPECT_THROW(parse_rate("-5"), std::invalid_argument);
+  EXPECT_THROW(parse_rate(""), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ncast::server

@@ -1,0 +1,268 @@
+// A session against a simulated peer over a lossy channel, in simulated time: every segment arrives
+// and decodes byte-exact with few symbols beyond the needed ones, nothing of a segment is sent once its
+// decoded ACK is in, nothing outside the peer's window is sent, and forged, replayed or misdirected
+// packets change nothing.
+#include "server/session.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "coding/cpu_engine.hpp"
+#include "coding/rlnc/decoder.hpp"
+#include "server/media_stream.hpp"
+
+namespace ncast::server {
+namespace {
+
+using namespace std::chrono_literals;
+
+class NullObserver : public SessionObserver {
+ public:
+  void segment_completed(std::size_t sent, std::size_t n_s) override {
+    ++completed;
+    total_sent += sent;
+    total_n += n_s;
+  }
+  std::size_t completed = 0, total_sent = 0, total_n = 0;
+};
+
+proto::SessionKeys test_keys(std::mt19937_64& rng) {
+  std::vector<std::uint8_t> shared(32), join(64), aad(proto::kManifestAadSize);
+  for (auto* v : {&shared, &join, &aad})
+    for (auto& b : *v) b = static_cast<std::uint8_t>(rng());
+  return proto::derive_session_keys(proto::Suite::aes128_gcm, shared, {}, {}, join, aad);
+}
+
+// The peer side, as docs/protocol.md asks of it.
+class SimPeer {
+ public:
+  SimPeer(const proto::SessionKeys& keys, std::uint64_t session, const StreamInfo& info, std::uint16_t window)
+      : open_(keys.suite, keys.server_key, keys.server_iv, proto::Aead::Direction::open),
+        seal_(keys.suite, keys.peer_key, keys.peer_iv, proto::Aead::Direction::seal), session_(session), info_(info),
+        window_(window) {}
+
+  void deliver(std::vector<std::uint8_t> d) {
+    auto h = proto::parse_header(d);
+    ASSERT_TRUE(h);
+    ASSERT_EQ(h->session, session_);
+    auto body = proto::open_packet(d, *h, open_);
+    ASSERT_TRUE(body) << "a server packet failed to authenticate";
+    ++received_;
+    largest_ = std::max(largest_, h->number);
+    if (h->type == proto::PacketType::segments) {
+      auto s = proto::decode_segments_body(*body, std::size_t{info_.n} * info_.symbol_size);
+      ASSERT_TRUE(s);
+      for (std::size_t i = 0; i < s->descriptors.size(); ++i)
+        if (s->first + i == descriptors_.size()) descriptors_.push_back(s->descriptors[i]);
+      final_ = final_ || ((s->stream_flags & proto::stream_flags::final) && descriptors_.size() == s->segment_count);
+      return;
+    }
+    ASSERT_EQ(h->type, proto::PacketType::coded);
+    const auto seg = *proto::peek_coded_segment(*body);
+    ASSERT_LT(seg, descriptors_.size()) << "CODED for a segment whose descriptor the peer lacks";
+    ASSERT_LT(seg, std::uint64_t{acked_next_} + window_) << "CODED beyond the peer's window";
+    EXPECT_FALSE(acked_decoded_.count(seg)) << "CODED for segment " << seg << " after its decoded ACK";
+    const std::size_t n_s = (descriptors_[seg].size + info_.symbol_size - 1) / info_.symbol_size;
+    auto v = proto::decode_coded_body(*body, n_s, info_.symbol_size);
+    ASSERT_TRUE(v);
+    ++coded_;
+    if (seg < next_needed_ || decoded_.count(seg)) return;
+    auto& slot = slots_[seg];
+    if (!slot.dec) {
+      slot.buf.resize(n_s * info_.symbol_size);
+      slot.dec = std::make_unique<rlnc::Decoder>(rlnc::GenerationLayout(n_s, info_.symbol_size, descriptors_[seg].size),
+                                                 slot.buf,
+                                                 rlnc::SeedContext{rlnc::coefficient_seed(info_.server_id, info_.stream_id), seg});
+    }
+    rlnc::SymbolView view;
+    view.payload = v->payload;
+    view.index = v->header.index;
+    view.kind = v->header.kind == proto::WireKind::systematic ? rlnc::SymbolKind::systematic : rlnc::SymbolKind::coded;
+    slot.dec->add(view);
+    if (slot.dec->complete()) {
+      ASSERT_EQ(proto::sha256(slot.dec->data()), descriptors_[seg].hash);
+      decoded_.insert(seg);
+      data_[seg].assign(slot.dec->data().begin(), slot.dec->data().end());
+      while (decoded_.count(next_needed_)) ++next_needed_;
+    }
+  }
+
+  std::vector<std::uint8_t> ack() {
+    proto::AckBody a;
+    a.largest = largest_;
+    a.received = received_;
+    a.known = static_cast<std::uint32_t>(descriptors_.size());
+    a.next_needed = next_needed_;
+    a.flags = final_ ? proto::ack_flags::final_seen : 0;
+    for (auto& [seg, slot] : slots_)
+      if (seg >= next_needed_ && seg < next_needed_ + window_ && (slot.dec->rank() > 0 || decoded_.count(seg)))
+        a.entries.push_back({seg, static_cast<std::uint16_t>(slot.dec->rank()), decoded_.count(seg) > 0});
+    std::vector<std::uint8_t> out(1200);
+    out.resize(proto::seal_packet(out, {proto::PacketType::ack, session_, number_++}, seal_,
+                                  [&](proto::Writer& w) { proto::write_body(w, a); }));
+    // From now on the session knows all this.
+    acked_next_ = next_needed_;
+    for (auto s : decoded_) acked_decoded_.insert(s);
+    return out;
+  }
+
+  bool complete(std::uint32_t count) const { return final_ && next_needed_ >= count; }
+  std::size_t coded() const { return coded_; }
+  const std::map<std::uint32_t, std::vector<std::uint8_t>>& data() const { return data_; }
+
+ private:
+  struct Slot {
+    std::vector<std::uint8_t> buf;
+    std::unique_ptr<rlnc::Decoder> dec;
+  };
+  proto::Aead open_, seal_;
+  std::uint64_t session_;
+  StreamInfo info_;
+  std::uint16_t window_;
+  std::vector<proto::SegmentDescriptor> descriptors_;
+  bool final_ = false;
+  std::map<std::uint32_t, Slot> slots_;
+  std::set<std::uint32_t> decoded_, acked_decoded_;
+  std::map<std::uint32_t, std::vector<std::uint8_t>> data_;
+  std::uint32_t next_needed_ = 0, acked_next_ = 0, received_ = 1;
+  std::uint64_t largest_ = 0, number_ = 0;
+  std::size_t coded_ = 0;
+};
+
+struct Fixture {
+  explicit Fixture(std::uint32_t segments, double redundancy = 0.05) : cache(engine, 8 << 20) {
+    info = {"movie", stream_id_of("movie"), 9, 64, 48, 0, false};
+    stream = std::make_unique<MediaStream>(info, cache);
+    media.resize(segments * stream->segment_bytes() - 1000);
+    for (auto& b : media) b = static_cast<std::uint8_t>(rng());
+    for (std::size_t off = 0; off < media.size(); off += stream->segment_bytes())
+      stream->append({media.data() + off, std::min(stream->segment_bytes(), media.size() - off)});
+    stream->finish();
+    keys = test_keys(rng);
+    config.window = 4;
+    config.rate = 1e9;
+    config.redundancy = redundancy;
+  }
+  std::mt19937_64 rng{21};
+  CpuEngine engine;
+  CodedCache cache;
+  StreamInfo info;
+  std::unique_ptr<MediaStream> stream;
+  std::vector<std::uint8_t> media;
+  proto::SessionKeys keys;
+  SessionConfig config;
+  NullObserver observer;
+};
+
+// Runs the exchange in 1 ms steps with loss p on the server-to-peer path. The session sends what its
+// pacing allows; the peer ACKs as docs/protocol.md asks: at once when a segment decodes, after every 16
+// CODED packets, and at the end of each step (its delayed ACK). Returns the octets sent.
+std::size_t exchange(Fixture& f, Session& s, SimPeer& peer, double p, int max_steps) {
+  std::bernoulli_distribution lost(p);
+  TimePoint t = TimePoint{} + 1s;
+  std::vector<std::uint8_t> buf(1200);
+  std::size_t bytes = 0;
+  auto ack = [&] {
+    auto a = peer.ack();
+    const auto in = s.receive(a, *proto::parse_header(a), t);
+    EXPECT_FALSE(in.drop) << proto::to_string(*in.drop);
+  };
+  ack();
+  for (int step = 0; step < max_steps && !peer.complete(f.stream->segment_count()); ++step) {
+    s.refill(t);
+    int unacked = 0;
+    while (s.can_send(1200)) {
+      const std::size_t len = s.next_packet(buf, t);
+      if (len == 0) break;
+      s.spend(len);
+      bytes += len;
+      if (lost(f.rng)) continue;
+      const auto decoded_before = peer.data().size();
+      peer.deliver({buf.begin(), buf.begin() + static_cast<long>(len)});
+      if (peer.data().size() != decoded_before || ++unacked == 16) {
+        ack();
+        unacked = 0;
+      }
+    }
+    ack();
+    t += 1ms;
+  }
+  return bytes;
+}
+
+TEST(Session, LossyChannelDeliversEverythingWithLittleOverhead) {
+  Fixture f(30);
+  Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {1, 2, 3}, f.observer, TimePoint{} + 1s);
+  SimPeer peer(f.keys, 7, f.info, f.config.window);
+  exchange(f, s, peer, 0.2, 5000);
+  ASSERT_TRUE(peer.complete(30));
+  std::vector<std::uint8_t> got;
+  for (const auto& [seg, bytes] : peer.data()) got.insert(got.end(), bytes.begin(), bytes.end());
+  EXPECT_EQ(got, f.media);
+  const double needed = static_cast<double>(f.media.size() + 47) / 48;  // Σ n_s
+  EXPECT_LE(peer.coded() / needed, 1.05) << "symbols received per symbol needed";
+  EXPECT_EQ(f.observer.completed, 30u);
+  EXPECT_GT(s.loss_estimate(), 0.1);
+  EXPECT_LT(s.loss_estimate(), 0.3);
+}
+
+TEST(Session, NoCodedDataBeforeKeyConfirmation) {
+  Fixture f(3);
+  Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});
+  std::vector<std::uint8_t> buf(1200);
+  std::size_t packets = 0;
+  for (std::size_t len; (len = s.next_packet(buf, TimePoint{})) != 0; ++packets) {
+    auto h = proto::parse_header({buf.data(), len});
+    EXPECT_EQ(h->type, proto::PacketType::segments);
+  }
+  EXPECT_EQ(packets, 1u);  // the descriptors only
+  EXPECT_FALSE(s.confirmed());
+}
+
+TEST(Session, ForgedReplayedAndUnexpectedPacketsAreDropped) {
+  Fixture f(2);
+  Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});
+  SimPeer peer(f.keys, 7, f.info, 4);
+  auto ack = peer.ack();
+  auto h = *proto::parse_header(ack);
+  auto forged = ack;
+  forged[30] ^= 1;
+  EXPECT_EQ(*s.receive(forged, h, TimePoint{}).drop, proto::DropReason::auth);
+  EXPECT_FALSE(s.confirmed());
+  auto copy = ack;
+  EXPECT_FALSE(s.receive(copy, h, TimePoint{}).drop);
+  EXPECT_TRUE(s.confirmed());
+  EXPECT_EQ(*s.receive(ack, h, TimePoint{}).drop, proto::DropReason::replay);
+  auto as_coded = peer.ack();
+  auto hc = *proto::parse_header(as_coded);
+  hc.type = proto::PacketType::coded;
+  EXPECT_EQ(*s.receive(as_coded, hc, TimePoint{}).drop, proto::DropReason::unexpected);
+  std::vector<std::uint8_t> huge(2000);
+  EXPECT_EQ(*s.receive(huge, hc, TimePoint{}).drop, proto::DropReason::oversized);
+
+  // A BYE from the peer closes.
+  proto::Aead seal(f.keys.suite, f.keys.peer_key, f.keys.peer_iv, proto::Aead::Direction::seal);
+  std::vector<std::uint8_t> bye(100);
+  bye.resize(proto::seal_packet(bye, {proto::PacketType::bye, 7, 50}, seal,
+                                [](proto::Writer& w) { proto::write_body(w, proto::ByeBody{proto::ByeReason::done}); }));
+  const auto in = s.receive(bye, *proto::parse_header(bye), TimePoint{});
+  ASSERT_TRUE(in.bye);
+  EXPECT_EQ(*in.bye, proto::ByeReason::done);
+}
+
+TEST(Session, PacingFollowsTheRate) {
+  Fixture f(40);
+  f.config.rate = 120000;  // octets/s: about 100 packets of 1.2 kB per second
+  Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{} + 1s);
+  SimPeer peer(f.keys, 7, f.info, 4);
+  const std::size_t bytes = exchange(f, s, peer, 0.0, 1000);  // one second
+  EXPECT_FALSE(peer.complete(40));  // it would take longer at this rate
+  EXPECT_GT(bytes, 110000u);
+  EXPECT_LT(bytes, 130000u);
+}
+
+}  // namespace
+}  // namespace ncast::server
