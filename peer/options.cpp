@@ -1,0 +1,123 @@
+#include "peer/options.hpp"
+
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+
+#include <sstream>
+#include <stdexcept>
+
+#include "server/options.hpp"
+
+namespace ncast::peer {
+namespace po = boost::program_options;
+
+ParsedPeerOptions parse_peer_options(int argc, const char* const* argv) {
+  ParsedPeerOptions out;
+  PeerOptions& o = out.options;
+  std::vector<std::string> servers;
+  std::string server_key, relay, max_rate = "0", start = "0", progress = "auto";
+  unsigned window = 8, max_datagram = 1200;
+  double stall_timeout = 2.0, stall_threshold = 0.5;
+  bool paced = false;
+  std::uint32_t relay_id = 0;
+
+  po::options_description opts("Options");
+  opts.add_options()
+      ("server,s", po::value(&servers)->composing(), "HOST:PORT of a server of the stream (repeat to pull from several at once)")
+      ("stream", po::value(&o.stream), "the stream's name")
+      ("output,o", po::value(&o.output), "write the stream here ('-' = standard output); without it the stream is only checked")
+      ("force", po::bool_switch(&o.force), "overwrite an existing output file")
+      ("start", po::value(&start)->default_value("0"), "first segment wanted, or 'live' for the newest one")
+      ("window", po::value(&window)->default_value(8), "segments decoded at once (1..64)")
+      ("paced", po::bool_switch(&paced), "ask for the stream's bitrate (playback) rather than as fast as allowed (download)")
+      ("max-rate", po::value(&max_rate)->default_value("0"), "cap on each session's rate, bit/s (e.g. 20M); 0: the server's")
+      ("max-datagram", po::value(&max_datagram)->default_value(1200), "largest datagram accepted (1200..65507)")
+      ("server-key", po::value(&server_key), "pin the server's Ed25519 identity (64 hex digits, printed by ncast-server)")
+      ("relay", po::value(&relay), "also serve recoded symbols to other peers on HOST:PORT (port 0 picks one)")
+      ("relay-id", po::value(&relay_id), "the relay's id in the coefficient seed space (default: random)")
+      ("relay-linger", po::value(&o.relay_linger_s)->default_value(30.0), "seconds to keep relaying after completing, at most")
+      ("loss", po::value(&o.loss)->default_value(0.0), "simulate loss: drop this fraction of arriving datagrams (testing)")
+      ("seed", po::value(&o.seed)->default_value(0), "seed of the simulated loss (0: random)")
+      ("timeout", po::value(&o.timeout_s)->default_value(0.0), "give up after this many seconds (0: never)")
+      ("stall-timeout", po::value(&stall_timeout)->default_value(2.0), "seconds of silence while data is awaited before joining a server again")
+      ("stall-threshold", po::value(&stall_threshold)->default_value(0.5), "seconds the output may wait for a segment before it counts as a stall")
+      ("report", po::value(&o.report_path), "also write the final JSON report to this file")
+      ("progress", po::value(&progress)->default_value("auto"), "progress bar on standard error: auto (on a terminal), on, off")
+      ("help,h", "show this help")
+      ("version", "show the version");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw std::invalid_argument(e.what());
+  }
+  if (vm.count("help")) {
+    std::ostringstream h;
+    h << "ncast-peer: receives an ncast stream from one or more servers, decodes it, verifies every segment\n"
+         "(SHA-256) and writes it in order; can relay recoded symbols to other peers. Prints a JSON report\n"
+         "on standard error at the end.\n\nUsage: ncast-peer --server HOST:PORT --stream NAME [-o FILE|-] [options]\n"
+      << opts;
+    out.action = ParsedPeerOptions::Action::help;
+    out.text = h.str();
+    return out;
+  }
+  if (vm.count("version")) {
+    out.action = ParsedPeerOptions::Action::version;
+    out.text = "ncast-peer 0.1.0 (protocol version 1)\n";
+    return out;
+  }
+  if (servers.empty()) throw std::invalid_argument("give at least one --server HOST:PORT");
+  for (const auto& s : servers) {
+    const auto a = proto::Address::parse(s);
+    if (a.family == 0) throw std::invalid_argument("--server '" + s + "' is not a numeric HOST:PORT (e.g. 127.0.0.1:7700)");
+    if (!o.servers.empty() && a.family != o.servers.front().family)
+      throw std::invalid_argument("all servers must be IPv4 or all IPv6");
+    o.servers.push_back(a);
+  }
+  if (o.stream.empty() || o.stream.size() > 255) throw std::invalid_argument("give --stream NAME (1..255 octets)");
+  if (start == "live") {
+    o.live_edge = true;
+  } else {
+    try {
+      std::size_t used = 0;
+      const unsigned long v = std::stoul(start, &used);
+      if (used != start.size() || v > 0xFFFFFFFEul) throw std::invalid_argument("");
+      o.start_segment = static_cast<std::uint32_t>(v);
+    } catch (const std::exception&) {
+      throw std::invalid_argument("--start must be a segment number or 'live'");
+    }
+  }
+  if (window < 1 || window > 64) throw std::invalid_argument("--window must be 1..64");
+  o.window = static_cast<std::uint16_t>(window);
+  if (max_datagram < 1200 || max_datagram > 65507) throw std::invalid_argument("--max-datagram must be 1200..65507");
+  o.max_datagram = static_cast<std::uint16_t>(max_datagram);
+  o.download = !paced;
+  o.max_rate = server::parse_rate(max_rate);
+  if (!server_key.empty()) {
+    const auto key = proto::from_hex(server_key);
+    if (!key || key->size() != 32) throw std::invalid_argument("--server-key must be 64 hex digits");
+    proto::PublicKey k{};
+    std::copy(key->begin(), key->end(), k.begin());
+    o.server_key = k;
+  }
+  if (!relay.empty()) {
+    const auto a = proto::Address::parse(relay);
+    if (a.family == 0) throw std::invalid_argument("--relay '" + relay + "' is not a numeric HOST:PORT");
+    o.relay = a;
+  }
+  if (vm.count("relay-id")) o.relay_id = relay_id;
+  if (!(o.loss >= 0 && o.loss < 1)) throw std::invalid_argument("--loss must be in [0, 1)");
+  if (o.timeout_s < 0 || !(stall_timeout > 0) || stall_threshold < 0 || o.relay_linger_s < 0)
+    throw std::invalid_argument("times must not be negative (and --stall-timeout positive)");
+  o.stall_timeout = std::chrono::milliseconds(static_cast<long>(stall_timeout * 1000));
+  o.stall_threshold = std::chrono::milliseconds(static_cast<long>(stall_threshold * 1000));
+  if (progress == "auto") o.progress = ::isatty(STDERR_FILENO) == 1;
+  else if (progress == "on") o.progress = true;
+  else if (progress == "off") o.progress = false;
+  else throw std::invalid_argument("--progress must be auto, on or off");
+  return out;
+}
+
+}  // namespace ncast::peer

@@ -1,0 +1,18 @@
+#pragma once
+// ncast-peer's command line.
+#include <string>
+
+#include "peer/peer.hpp"
+
+namespace ncast::peer {
+
+struct ParsedPeerOptions {
+  enum class Action { run, help, version } action = Action::run;
+  std::string text;
+  PeerOptions options;
+};
+
+// Throws std::invalid_argument with a message for the user.
+ParsedPeerOptions parse_peer_options(int argc, const char* const* argv);
+
+}  // namespace ncast::peer

@@ -1,0 +1,50 @@
+#pragma once
+// An ncast peer: joins one or more servers of a stream on one UDP socket, decodes, verifies and writes
+// the stream in order, optionally relays recoded symbols to other peers, and reports what happened.
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "server/protocol/address.hpp"
+#include "server/protocol/crypto.hpp"
+
+namespace ncast::peer {
+
+struct PeerOptions {
+  std::vector<proto::Address> servers;
+  std::optional<proto::PublicKey> server_key;  // pinned identity (all servers share it, or one server)
+  std::string stream;
+  std::string output;  // a path, "-" for standard output, "" to discard
+  bool force = false;  // overwrite an existing output file
+  bool live_edge = false;
+  std::uint32_t start_segment = 0;
+  std::uint16_t window = 8;
+  bool download = true;
+  double max_rate = 0;  // bit/s, 0 = no cap of ours
+  std::uint16_t max_datagram = 1200;
+  double loss = 0;  // simulated: fraction of arriving datagrams dropped
+  std::uint64_t seed = 0;
+  std::optional<proto::Address> relay;  // serve recoded symbols here
+  std::optional<std::uint32_t> relay_id;
+  double relay_linger_s = 30;  // after completing, keep relaying while downstream sessions remain, at most this
+  std::string report_path;
+  bool progress = false;
+  double timeout_s = 0;  // give up after this long (0: never)
+  std::chrono::milliseconds stall_timeout{2000};
+  std::chrono::milliseconds stall_threshold{500};
+};
+
+struct PeerResult {
+  int exit_code = 0;  // 0 complete, 1 not complete
+  nlohmann::json report;
+};
+
+// Runs until complete, failed, timed out or interrupted (SIGINT/SIGTERM). Throws std::runtime_error
+// for set-up failures (output file exists, cannot bind).
+PeerResult run_peer(const PeerOptions& options);
+
+}  // namespace ncast::peer

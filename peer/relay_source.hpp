@@ -1,0 +1,40 @@
+#pragma once
+// What a relaying peer offers downstream: the stream as far as it has received it, as recoded symbols
+// (docs/coefficients.md section 3). Rank grows as symbols arrive from upstream, so a relay forwards
+// useful combinations long before it could decode a segment itself.
+#include <cstdint>
+#include <map>
+#include <memory>
+
+#include "coding/rlnc/recoder.hpp"
+#include "peer/stream_receiver.hpp"
+#include "server/symbol_source.hpp"
+
+namespace ncast::peer {
+
+class RelaySource final : public server::SymbolSource {
+ public:
+  // The receiver must have adopted its stream and keep its segments.
+  RelaySource(const StreamReceiver& receiver, std::uint32_t relay_id);
+
+  const server::StreamInfo& info() const override { return info_; }
+  std::uint32_t segment_count() const override { return receiver_.known(); }
+  bool final() const override { return receiver_.final_seen(); }
+  const proto::SegmentDescriptor& descriptor(std::uint32_t segment) const override {
+    return receiver_.descriptor(segment);
+  }
+  std::size_t rank(std::uint32_t segment) const override { return receiver_.rank(segment); }
+  bool can_send_systematic() const override { return false; }
+  bool write_systematic(std::uint32_t, std::uint32_t, proto::Writer&) override { return false; }
+  bool write_coded(std::uint32_t segment, std::uint32_t j, proto::Writer& w) override;
+
+  std::uint64_t recoded() const { return recoded_; }
+
+ private:
+  const StreamReceiver& receiver_;
+  server::StreamInfo info_;
+  std::map<std::uint32_t, std::unique_ptr<rlnc::Recoder>> recoders_;
+  std::uint64_t recoded_ = 0;
+};
+
+}  // namespace ncast::peer

@@ -1,0 +1,289 @@
+#include "peer/server_link.hpp"
+
+#include <openssl/crypto.h>
+
+#include <algorithm>
+
+namespace ncast::peer {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr std::uint32_t kAckEvery = 16;  // CODED packets between ACKs at most
+constexpr auto kMaxBackoff = 1000ms;
+
+}  // namespace
+
+ServerLink::ServerLink(LinkOptions options, StreamReceiver& receiver)
+    : options_(std::move(options)), receiver_(receiver) {}
+
+void ServerLink::fail(std::string why) {
+  state_ = State::failed;
+  failure_ = std::move(why);
+}
+
+void ServerLink::start(TimePoint now, const Send& send) { begin_handshake(now, send); }
+
+void ServerLink::begin_handshake(TimePoint now, const Send& send) {
+  proto::Join join;
+  join.stream = options_.stream;
+  // After a rejoin, ask for what is still missing.
+  join.start_segment = receiver_.adopted() ? receiver_.next_needed() : options_.start_segment;
+  join.window = options_.window;
+  join.share = options_.share;
+  join.flags = static_cast<std::uint8_t>((options_.systematic ? proto::join_flags::systematic : 0) |
+                                         (options_.download ? proto::join_flags::download : 0));
+  join.max_datagram = options_.max_datagram;
+  join.max_rate_kbps = options_.max_rate_kbps;
+  handshake_.emplace(join);
+  open_.reset();
+  seal_.reset();
+  replay_ = {};
+  session_ = 0;
+  next_number_ = 0;
+  received_ = 0;
+  largest_ = 0;
+  unacked_ = 0;
+  ack_now_ = false;
+  ack_due_ = TimePoint::max();
+  ++counters_.handshakes;
+  pending_ = handshake_->hello();
+  state_ = State::hello;
+  attempts_ = 1;
+  backoff_ = 250ms;
+  retry_at_ = now + backoff_;
+  send(pending_);
+}
+
+bool ServerLink::on_datagram(std::span<std::uint8_t> d, TimePoint now, const Send& send) {
+  if (state_ == State::closed || state_ == State::failed) return false;
+  ++counters_.packets;
+  counters_.bytes += d.size();
+  auto prefix = proto::parse_prefix(d);
+  if (!prefix) {
+    drop(prefix.error());
+    return false;
+  }
+  switch (prefix->type) {
+    case proto::PacketType::retry: {
+      auto retry = proto::decode_retry(d);
+      if (!retry) return drop(retry.error()), false;
+      if (state_ != State::hello && state_ != State::join) return drop(proto::DropReason::unexpected), false;
+      auto join = handshake_->on_retry(*retry);
+      if (!join) return drop(proto::DropReason::unexpected), false;
+      pending_ = *join;
+      state_ = State::join;
+      attempts_ = 1;
+      backoff_ = 250ms;
+      retry_at_ = now + backoff_;
+      send(pending_);
+      return false;
+    }
+    case proto::PacketType::reject: {
+      auto reject = proto::decode_reject(d);
+      if (!reject) return drop(reject.error()), false;
+      if (!handshake_ || (state_ != State::hello && state_ != State::join) ||
+          CRYPTO_memcmp(reject->nonce.data(), handshake_->nonce().data(), reject->nonce.size()) != 0)
+        return drop(proto::DropReason::unexpected), false;
+      switch (reject->reason) {
+        case proto::RejectReason::busy:
+          // Try again later with a new handshake.
+          state_ = State::hello;
+          attempts_ = 0;
+          retry_at_ = now + std::chrono::milliseconds(std::max<std::uint32_t>(reject->retry_after_ms, 100));
+          pending_.clear();
+          return false;
+        case proto::RejectReason::unsupported_version:
+          fail("the server does not speak protocol version 1");
+          return false;
+        case proto::RejectReason::unknown_stream:
+          fail("the server has no stream named '" + options_.stream + "'");
+          return false;
+        case proto::RejectReason::no_suite:
+          fail("no cipher suite in common with the server");
+          return false;
+        case proto::RejectReason::bad_request:
+          fail("the server refused the session parameters (is --max-datagram large enough?)");
+          return false;
+      }
+      return false;
+    }
+    case proto::PacketType::manifest:
+      if (state_ == State::join) {
+        on_manifest(d, now, send);
+        return false;
+      }
+      return drop(proto::DropReason::unexpected), false;  // a duplicate after a retransmitted JOIN
+    case proto::PacketType::segments:
+    case proto::PacketType::coded:
+    case proto::PacketType::bye:
+    case proto::PacketType::ack: {
+      auto header = proto::parse_header(d);
+      if (!header) return drop(header.error()), false;
+      if (state_ != State::established || header->session != session_) return drop(proto::DropReason::unknown_session), false;
+      return on_protected(d, *header, now, send);
+    }
+    default:
+      return drop(proto::DropReason::unexpected), false;
+  }
+}
+
+void ServerLink::on_manifest(std::span<std::uint8_t> d, TimePoint now, const Send& send) {
+  auto accepted = handshake_->on_manifest(d, options_.pinned);
+  if (!accepted) return drop(accepted.error());
+  if (const std::string why = receiver_.adopt(accepted->body); !why.empty()) return fail(why);
+  if (accepted->body.max_datagram > options_.max_datagram) return fail("the server ignored our datagram limit");
+  const auto& keys = accepted->keys;
+  open_.emplace(keys.suite, keys.server_key, keys.server_iv, proto::Aead::Direction::open);
+  seal_.emplace(keys.suite, keys.peer_key, keys.peer_iv, proto::Aead::Direction::seal);
+  replay_ = {};
+  replay_.accept(0);
+  session_ = accepted->header.session;
+  next_number_ = 0;
+  received_ = 1;
+  largest_ = 0;
+  largest_at_ = now;
+  max_datagram_ = accepted->body.max_datagram;
+  max_ack_delay_ = std::chrono::milliseconds(accepted->body.max_ack_delay_ms);
+  idle_timeout_ = std::chrono::milliseconds(accepted->body.idle_timeout_ms);
+  server_id_ = accepted->body.server_id;
+  identity_ = accepted->handshake.identity;
+  state_ = State::established;
+  last_heard_ = now;
+  pending_.clear();
+  // The first ACK confirms the key to the server, which sends no data before it.
+  send_ack(now, send);
+}
+
+bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& header, TimePoint now, const Send& send) {
+  if (d.size() > max_datagram_) return drop(proto::DropReason::oversized), false;
+  if (header.type == proto::PacketType::ack) return drop(proto::DropReason::unexpected), false;
+  if (!replay_.check(header.number)) return drop(proto::DropReason::replay), false;
+  auto body = proto::open_packet(d, header, *open_);
+  if (!body) return drop(proto::DropReason::auth), false;
+  replay_.accept(header.number);
+  ++received_;
+  last_heard_ = now;
+  if (header.number >= largest_) {
+    largest_ = header.number;
+    largest_at_ = now;
+  }
+  bool completed = false;
+  switch (header.type) {
+    case proto::PacketType::segments: {
+      const std::size_t max_bytes = std::size_t{receiver_.params().n} * receiver_.params().symbol_size;
+      auto seg = proto::decode_segments_body(*body, max_bytes);
+      if (!seg) return drop(seg.error()), false;
+      if (!receiver_.on_segments(*seg)) {
+        fail("the server's segment table contradicts what is known");
+        return false;
+      }
+      ack_now_ = true;  // tell the server which descriptors arrived
+      break;
+    }
+    case proto::PacketType::coded: {
+      const auto segment = proto::peek_coded_segment(*body);
+      const auto n_s = segment ? receiver_.symbols_of(*segment) : std::nullopt;
+      if (!n_s) return drop(segment ? proto::DropReason::unexpected : proto::DropReason::truncated), false;
+      auto coded = proto::decode_coded_body(*body, *n_s, receiver_.params().symbol_size);
+      if (!coded) return drop(coded.error()), false;
+      ++counters_.coded;
+      const auto result = receiver_.on_symbol(*coded, *server_id_, now);
+      if (result == StreamReceiver::Result::rejected) drop(proto::DropReason::malformed);
+      completed = result == StreamReceiver::Result::completed;
+      if (completed) ack_now_ = true;  // the stop signal goes out at once
+      if (++unacked_ >= kAckEvery) ack_now_ = true;
+      if (ack_due_ == TimePoint::max()) ack_due_ = now + max_ack_delay_;
+      break;
+    }
+    case proto::PacketType::bye: {
+      auto bye = proto::decode_bye_body(*body);
+      if (!bye) return drop(bye.error()), false;
+      if (receiver_.complete()) {
+        state_ = State::closed;
+      } else {
+        // The server is going away (or dropped us): start over with a new handshake.
+        ++counters_.rejoins;
+        begin_handshake(now, send);
+      }
+      return false;
+    }
+    default:
+      return drop(proto::DropReason::unexpected), false;
+  }
+  if (ack_now_) send_ack(now, send);
+  return completed;
+}
+
+void ServerLink::send_ack(TimePoint now, const Send& send) {
+  proto::AckBody ack;
+  ack.largest = largest_;
+  ack.ack_delay_us = static_cast<std::uint32_t>(
+      std::min<long long>(std::chrono::duration_cast<std::chrono::microseconds>(now - largest_at_).count(), 0xFFFFFFFF));
+  ack.received = received_;
+  ack.known = receiver_.known();
+  ack.next_needed = receiver_.next_needed();
+  ack.flags = static_cast<std::uint8_t>((receiver_.complete() ? proto::ack_flags::complete : 0) |
+                                        (receiver_.final_seen() ? proto::ack_flags::final_seen : 0));
+  ack.entries = receiver_.ack_entries();
+  std::vector<std::uint8_t> out(max_datagram_);
+  const std::size_t len = proto::seal_packet(out, {proto::PacketType::ack, session_, next_number_}, *seal_,
+                                             [&](proto::Writer& w) { proto::write_body(w, ack); });
+  if (len == 0) return;
+  ++next_number_;
+  out.resize(len);
+  send(out);
+  ++counters_.acks_sent;
+  last_ack_ = now;
+  unacked_ = 0;
+  ack_now_ = false;
+  ack_due_ = TimePoint::max();
+}
+
+void ServerLink::poll(TimePoint now, const Send& send) {
+  switch (state_) {
+    case State::hello:
+    case State::join:
+      if (now < retry_at_) return;
+      if (pending_.empty()) return begin_handshake(now, send);  // after a busy REJECT
+      if (attempts_ >= options_.max_attempts)
+        return fail(state_ == State::hello ? "no answer from the server" : "the server does not complete the handshake");
+      ++attempts_;
+      backoff_ = std::min<std::chrono::milliseconds>(backoff_ * 2, kMaxBackoff);
+      retry_at_ = now + backoff_;
+      send(pending_);
+      return;
+    case State::established: {
+      const bool wanting = !receiver_.complete();
+      const auto silence = now - last_heard_;
+      // Silence while segments are awaited (or for a whole idle timeout): the server restarted or
+      // forgot us. Keep what was decoded and join again.
+      if (wanting && ((receiver_.expecting_data() && silence > options_.stall_timeout) || silence > idle_timeout_)) {
+        ++counters_.rejoins;
+        return begin_handshake(now, send);
+      }
+      if (ack_now_ || now >= ack_due_ || (wanting && now - last_ack_ > idle_timeout_ / 4)) send_ack(now, send);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void ServerLink::close(const Send& send, proto::ByeReason reason) {
+  if (state_ == State::established) {
+    const auto now = Clock::now();
+    send_ack(now, send);
+    std::vector<std::uint8_t> out(max_datagram_);
+    const std::size_t len =
+        proto::seal_packet(out, {proto::PacketType::bye, session_, next_number_}, *seal_,
+                           [&](proto::Writer& w) { proto::write_body(w, proto::ByeBody{reason}); });
+    if (len > 0) {
+      ++next_number_;
+      out.resize(len);
+      send(out);
+    }
+  }
+  if (state_ != State::failed) state_ = State::closed;
+}
+
+}  // namespace ncast::peer

@@ -1,0 +1,103 @@
+#pragma once
+// One peer's connection to one server (docs/protocol.md sections 2 and 7): the handshake with its
+// retransmissions, the session's keys and replay window, ACKs on the protocol's schedule, and recovery
+// by a new handshake when the server goes silent or says goodbye while data is still wanted. What
+// arrives feeds the shared StreamReceiver.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "peer/stream_receiver.hpp"
+#include "server/protocol/address.hpp"
+#include "server/protocol/crypto.hpp"
+#include "server/protocol/drop_reason.hpp"
+#include "server/protocol/handshake.hpp"
+#include "server/protocol/packets.hpp"
+#include "server/protocol/replay_window.hpp"
+
+namespace ncast::peer {
+
+struct LinkOptions {
+  proto::Address server;
+  std::string stream;
+  std::uint32_t start_segment = 0;  // kLiveEdge for the newest segment
+  std::uint16_t window = 8;
+  std::uint16_t share = proto::kFullShare;
+  bool systematic = true;
+  bool download = true;
+  std::uint16_t max_datagram = proto::kMinDatagram;
+  std::uint32_t max_rate_kbps = 0;
+  std::optional<proto::PublicKey> pinned;
+  std::chrono::milliseconds stall_timeout{2000};  // silence while data is expected that triggers a new handshake
+  int max_attempts = 8;                           // per handshake step
+};
+
+struct LinkCounters {
+  std::uint64_t packets = 0, bytes = 0, coded = 0, acks_sent = 0, handshakes = 0, rejoins = 0;
+  proto::DropCounters drops;
+};
+
+class ServerLink {
+ public:
+  enum class State : std::uint8_t { idle, hello, join, established, closed, failed };
+  using Send = std::function<void(std::span<const std::uint8_t>)>;
+
+  ServerLink(LinkOptions options, StreamReceiver& receiver);
+
+  void start(TimePoint now, const Send& send);
+  // A datagram from this link's server address. Returns true when a segment was completed by it.
+  bool on_datagram(std::span<std::uint8_t> datagram, TimePoint now, const Send& send);
+  // Retransmissions, ACKs, keepalives, silence detection.
+  void poll(TimePoint now, const Send& send);
+  // Tells the server we are done (a final ACK and BYE) and closes.
+  void close(const Send& send, proto::ByeReason reason);
+  void fail(std::string why);
+
+  State state() const { return state_; }
+  const std::string& failure() const { return failure_; }
+  const LinkOptions& options() const { return options_; }
+  std::optional<std::uint32_t> server_id() const { return server_id_; }
+  std::optional<proto::PublicKey> identity() const { return identity_; }
+  const LinkCounters& counters() const { return counters_; }
+
+ private:
+  void begin_handshake(TimePoint now, const Send& send);
+  void on_manifest(std::span<std::uint8_t> datagram, TimePoint now, const Send& send);
+  bool on_protected(std::span<std::uint8_t> datagram, const proto::Header& header, TimePoint now, const Send& send);
+  void send_ack(TimePoint now, const Send& send);
+  void drop(proto::DropReason reason) { counters_.drops.count(reason); }
+
+  LinkOptions options_;
+  StreamReceiver& receiver_;
+  State state_ = State::idle;
+  std::string failure_;
+
+  std::optional<proto::PeerHandshake> handshake_;
+  std::vector<std::uint8_t> pending_;  // the HELLO or JOIN being retransmitted
+  int attempts_ = 0;
+  TimePoint retry_at_{};
+  std::chrono::milliseconds backoff_{250};
+
+  // The session.
+  std::uint64_t session_ = 0;
+  std::optional<proto::Aead> open_, seal_;
+  proto::ReplayWindow replay_;
+  std::uint64_t next_number_ = 0;
+  std::uint16_t max_datagram_ = proto::kMinDatagram;
+  std::chrono::milliseconds max_ack_delay_{5}, idle_timeout_{10000};
+  std::optional<std::uint32_t> server_id_;
+  std::optional<proto::PublicKey> identity_;
+  std::uint64_t largest_ = 0;
+  TimePoint largest_at_{};
+  std::uint32_t received_ = 0;
+  TimePoint last_heard_{}, last_ack_{};
+  std::uint32_t unacked_ = 0;
+  TimePoint ack_due_ = TimePoint::max();
+  bool ack_now_ = false;
+  LinkCounters counters_;
+};
+
+}  // namespace ncast::peer

@@ -1,0 +1,115 @@
+#pragma once
+// The receiving side of one stream, whatever server each symbol came from: the stream's parameters
+// (fixed by the first manifest, checked against every later one), its segment table, a progressive
+// decoder per segment in the window, SHA-256 verification of every decoded segment, and in-order output.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "coding/rlnc/decoder.hpp"
+#include "server/protocol/packets.hpp"
+
+namespace ncast::peer {
+
+using Clock = std::chrono::steady_clock;
+using TimePoint = Clock::time_point;
+
+struct StreamParams {
+  std::string name;
+  std::uint32_t stream_id = 0;
+  std::uint16_t n = 0;
+  std::uint32_t symbol_size = 0;
+  std::uint64_t bitrate = 0;
+  bool live = false;
+  std::uint32_t start_segment = 0;
+};
+
+struct ReceiverStats {
+  std::uint64_t symbols = 0;         // CODED packets accepted for a known segment
+  std::uint64_t innovative = 0;
+  std::uint64_t non_innovative = 0;  // linearly dependent on what was held
+  std::uint64_t after_decode = 0;    // for a segment already decoded
+  std::uint64_t out_of_window = 0;   // for a segment outside the window
+  std::uint64_t rejected = 0;        // refused by the decoder (corrupt)
+  std::uint64_t hash_failures = 0;   // decoded segments whose SHA-256 did not match
+  std::uint64_t segments_written = 0, bytes_written = 0;
+  std::uint64_t symbols_needed = 0;  // Σ n_s of the segments written
+  std::uint64_t stalls = 0;
+  double stall_seconds = 0;
+};
+
+class StreamReceiver {
+ public:
+  struct Options {
+    std::uint16_t window = 8;
+    bool keep_segments = false;  // a relay keeps every decoder to recode from it
+    std::chrono::milliseconds stall_threshold{500};
+  };
+  using Writer = std::function<void(std::span<const std::uint8_t>)>;
+
+  StreamReceiver(Options options, Writer write);
+
+  // The first manifest fixes the stream; a later one (another server, a rejoin) must describe the same
+  // stream. Returns why not, or an empty string.
+  std::string adopt(const proto::ManifestBody& manifest);
+  bool adopted() const { return adopted_; }
+  const StreamParams& params() const { return params_; }
+
+  // Descriptors; false (nothing changed) when one contradicts what is known.
+  bool on_segments(const proto::SegmentsBody& body);
+  std::uint32_t known() const { return static_cast<std::uint32_t>(descriptors_.size()); }
+  const proto::SegmentDescriptor& descriptor(std::uint32_t segment) const { return descriptors_.at(segment); }
+  std::optional<std::size_t> symbols_of(std::uint32_t segment) const;
+  bool final_seen() const { return final_seen_; }
+
+  enum class Result : std::uint8_t { innovative, completed, non_innovative, after_decode, out_of_window, rejected };
+  // A CODED body from server_id's session, parsed against symbols_of(segment).
+  Result on_symbol(const proto::CodedView& symbol, std::uint32_t server_id, TimePoint now);
+
+  std::uint32_t next_needed() const { return next_write_; }
+  // Every segment wanted is written: the stream is final and all of it is decoded.
+  bool complete() const { return final_seen_ && next_write_ >= descriptors_.size() && adopted_; }
+  // Segments the peer knows of and still waits for.
+  bool expecting_data() const { return next_write_ < descriptors_.size(); }
+  std::vector<proto::AckEntry> ack_entries() const;
+  std::uint32_t window() const { return options_.window; }
+
+  // Rank held of a segment (n_s once decoded), and its decoder when kept (relays).
+  std::size_t rank(std::uint32_t segment) const;
+  const rlnc::Decoder* decoder(std::uint32_t segment) const;
+
+  const ReceiverStats& stats() const { return stats_; }
+  std::optional<TimePoint> first_segment_at() const { return first_segment_at_; }
+  // Ends a pending stall measurement (at the end of the run).
+  void finish(TimePoint now);
+
+ private:
+  struct Slot {
+    std::vector<std::uint8_t> buffer;
+    std::unique_ptr<rlnc::Decoder> decoder;
+    bool decoded = false;
+  };
+  Slot* slot_for(std::uint32_t segment);
+  void write_ready(TimePoint now);
+
+  Options options_;
+  Writer write_;
+  bool adopted_ = false, final_seen_ = false;
+  StreamParams params_;
+  std::vector<proto::SegmentDescriptor> descriptors_;
+  std::map<std::uint32_t, Slot> slots_;
+  std::uint32_t next_write_ = 0;
+  std::vector<std::uint8_t> coefficients_;
+  ReceiverStats stats_;
+  std::optional<TimePoint> first_segment_at_;
+  TimePoint waiting_since_{};  // when the next segment to write became the one awaited
+  bool waiting_ = false;
+};
+
+}  // namespace ncast::peer

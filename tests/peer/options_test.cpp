@@ -1,0 +1,46 @@
+// ncast-peer's options.
+#include "peer/options.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ncast::peer {
+namespace {
+
+ParsedPeerOptions parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "ncast-peer");
+  return parse_peer_options(static_cast<int>(args.size()), args.data());
+}
+
+TEST(PeerOptions, Values) {
+  auto p = parse({"-s", "127.0.0.1:9000", "--server", "127.0.0.1:9001", "--stream", "movie", "-o", "-", "--loss", "0.2",
+                  "--start", "live", "--max-rate", "20M", "--relay", "127.0.0.1:0", "--progress", "off"});
+  const auto& o = p.options;
+  ASSERT_EQ(o.servers.size(), 2u);
+  EXPECT_EQ(o.servers[1].port, 9001);
+  EXPECT_EQ(o.output, "-");
+  EXPECT_TRUE(o.live_edge);
+  EXPECT_DOUBLE_EQ(o.loss, 0.2);
+  EXPECT_DOUBLE_EQ(o.max_rate, 20e6);
+  ASSERT_TRUE(o.relay);
+  EXPECT_FALSE(o.progress);
+  EXPECT_TRUE(o.download);
+}
+
+TEST(PeerOptions, BadValues) {
+  for (auto args : std::vector<std::vector<const char*>>{
+           {"--stream", "x"},
+           {"-s", "127.0.0.1:1"},
+           {"-s", "nohost", "--stream", "x"},
+           {"-s", "127.0.0.1:1", "-s", "[::1]:2", "--stream", "x"},
+           {"-s", "127.0.0.1:1", "--stream", "x", "--loss", "1"},
+           {"-s", "127.0.0.1:1", "--stream", "x", "--window", "0"},
+           {"-s", "127.0.0.1:1", "--stream", "x", "--start", "soon"},
+           {"-s", "127.0.0.1:1", "--stream", "x", "--server-key", "abcd"},
+           {"-s", "127.0.0.1:1", "--stream", "x", "--progress", "maybe"},
+       })
+    EXPECT_THROW(parse(args), std::invalid_argument);
+  EXPECT_EQ(parse({"--help"}).action, ParsedPeerOptions::Action::help);
+}
+
+}  // namespace
+}  // namespace ncast::peer
