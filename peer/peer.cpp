@@ -308,7 +308,8 @@ class Peer {
     nlohmann::json servers = nlohmann::json::array();
     for (const auto& l : links_) {
       const auto& c = l->counters();
-      bad += c.drops.total();
+      // Early arrivals for a session whose MANIFEST was lost are dropped too, but are not bad.
+      bad += c.drops.total() - c.drops[proto::DropReason::unexpected];
       rejoins += c.rejoins;
       nlohmann::json sj{{"address", l->options().server.to_string()},
                         {"packets", c.packets},

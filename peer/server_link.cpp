@@ -119,7 +119,9 @@ bool ServerLink::on_datagram(std::span<std::uint8_t> d, TimePoint now, const Sen
     case proto::PacketType::ack: {
       auto header = proto::parse_header(d);
       if (!header) return drop(header.error()), false;
-      if (state_ != State::established || header->session != session_) return drop(proto::DropReason::unknown_session), false;
+      // Before the MANIFEST (lost, and being fetched again) its session's packets cannot be read yet.
+      if (state_ != State::established) return drop(proto::DropReason::unexpected), false;
+      if (header->session != session_) return drop(proto::DropReason::unknown_session), false;
       return on_protected(d, *header, now, send);
     }
     default:

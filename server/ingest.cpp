@@ -80,9 +80,20 @@ void LiveIngest::stop() {
 void LiveIngest::read_pipe() {
   descriptor_.async_read_some(asio::buffer(chunk_), [this](const boost::system::error_code& ec, std::size_t n) {
     if (stopped_ || ec == asio::error::operation_aborted) return;
-    if (n > 0) take(chunk_.data(), n);
-    if (ec) return end();  // EOF or a read error: the stream is complete
-    read_pipe();
+    if (n > 0) {
+      seen_data_ = true;
+      take(chunk_.data(), n);
+    }
+    if (!ec) return read_pipe();
+    // A named pipe reads as at its end until its writer opens it: before any data, wait for one.
+    if (ec == asio::error::eof && !seen_data_) {
+      poll_timer_.expires_after(options_.poll);
+      poll_timer_.async_wait([this](const boost::system::error_code& e) {
+        if (!e && !stopped_) read_pipe();
+      });
+      return;
+    }
+    end();  // the writer closed (or a read error): the stream is complete
   });
 }
 

@@ -51,7 +51,7 @@ class LiveIngest {
   Options options_;
   std::function<void()> on_change_;
   int fd_ = -1;
-  bool pipe_ = false, ended_ = false, stopped_ = false;
+  bool pipe_ = false, ended_ = false, stopped_ = false, seen_data_ = false;
   boost::asio::posix::stream_descriptor descriptor_;
   boost::asio::steady_timer poll_timer_, flush_timer_;
   std::vector<std::uint8_t> pending_, chunk_;

@@ -329,7 +329,9 @@ void Server::run_due(TimePoint now) {
       const auto before = s.counters();
       const std::size_t len = s.next_packet(socket_.slot(), now);
       if (len == 0) {
+        // Nothing to send now; never come back within this run (that would spin).
         next = s.next_wake(now);
+        if (next <= now) next = now + 1ms;
         break;
       }
       const auto& after = s.counters();

@@ -124,6 +124,7 @@ void Session::on_ack(const proto::AckBody& ack, TimePoint now) {
     }
     f.waiting = false;
     f.backoff = 0;
+    f.starved_at.reset();
     const std::uint32_t d = deficit(f);
     if (d > 0) {
       f.target = f.sent + round_size(d);
@@ -132,6 +133,7 @@ void Session::on_ack(const proto::AckBody& ack, TimePoint now) {
       // Full rank but not yet verified (or a relay with nothing more): wait for news.
       f.waiting = true;
       f.rto_at = now + rto(f.backoff);
+      f.starved_at = source_.rank(f.segment);
     }
   }
   // Flights the peer no longer needs leave the window.
@@ -186,8 +188,16 @@ void Session::refresh_window() {
 Session::Flight* Session::pick(TimePoint now) {
   for (Flight& f : flights_) {
     if (f.decoded) continue;
+    if (f.waiting && f.starved_at && source_.rank(f.segment) > *f.starved_at && deficit(f) > 0) {
+      // The source (a relay) has more than when it ran dry: resume now.
+      f.waiting = false;
+      f.backoff = 0;
+      f.starved_at.reset();
+      f.target = f.sent + round_size(deficit(f));
+    }
     if (f.waiting) {
       if (now < f.rto_at) continue;
+      f.starved_at.reset();
       // No ACK covered the round in time: its end was lost, or the ACK was. Go on from what we know.
       ++counters_.timeouts;
       f.waiting = false;
@@ -197,6 +207,7 @@ Session::Flight* Session::pick(TimePoint now) {
       if (d == 0) {
         f.waiting = true;
         f.rto_at = now + rto(f.backoff);
+        f.starved_at = source_.rank(f.segment);
         continue;
       }
     }
@@ -267,10 +278,11 @@ std::size_t Session::coded_packet(std::span<std::uint8_t> out, Flight& f, TimePo
     if (!wrote) w.fail();
   });
   if (len == 0) {
-    // The source cannot make this symbol (a relay whose rank fell behind): wait for news.
+    // The source cannot make this symbol (a relay holding nothing yet): wait for it to grow.
     f.waiting = true;
     f.round_last = next_number_;
     f.rto_at = now + rto(f.backoff);
+    f.starved_at = source_.rank(f.segment);
     return 0;
   }
   if (systematic) {
@@ -330,10 +342,12 @@ TimePoint Session::next_wake(TimePoint now) const {
   if (source_.final() && !peer_final_seen_ && final_sent_) wake = std::min(wake, final_sent_at_ + rto(0));
   for (const Flight& f : flights_) {
     if (f.decoded) continue;
+    if (f.waiting && f.starved_at && source_.rank(f.segment) > *f.starved_at && deficit(f) > 0) return now;
     if (f.waiting) wake = std::min(wake, f.rto_at);
-    else return now;
+    else if (f.sent < f.target || deficit(f) > 0) return now;
+    // Otherwise nothing until the source has more (a relay): the server wakes us when it does.
   }
-  // New flights may be possible (descriptors or segments appeared): the server wakes us on those.
+  // New flights may become possible too (descriptors or segments appeared): likewise.
   return wake;
 }
 

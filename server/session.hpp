@@ -102,6 +102,9 @@ class Session {
     std::uint64_t round_last = 0;
     TimePoint round_sent{}, rto_at{};
     int backoff = 0;
+    // Waiting because the source had no more than the peer (a relay): its rank then. When the
+    // source grows past it, sending resumes at once rather than at the timeout.
+    std::optional<std::size_t> starved_at;
   };
 
   void on_ack(const proto::AckBody& ack, TimePoint now);

@@ -104,6 +104,9 @@ inline constexpr std::uint8_t systematic = 1;
 inline constexpr std::uint8_t download = 2;
 }  // namespace join_flags
 
+// AES-128-GCM first (AES-NI makes it the cheaper one), then ChaCha20-Poly1305.
+inline constexpr std::array<std::uint8_t, 2> kDefaultSuites{1, 2};
+
 struct Join {
   Nonce nonce{};
   std::vector<std::uint8_t> token;
@@ -115,7 +118,7 @@ struct Join {
   std::uint8_t flags = join_flags::systematic;
   std::uint16_t max_datagram = kMinDatagram;
   std::uint32_t max_rate_kbps = 0;
-  std::vector<std::uint8_t> suites{1, 2};
+  std::vector<std::uint8_t> suites{kDefaultSuites.begin(), kDefaultSuites.end()};
 };
 std::vector<std::uint8_t> encode(const Join& join);
 Parsed<Join> decode_join(std::span<const std::uint8_t> datagram);
