@@ -1,9 +1,18 @@
-// Gauss–Jordan on [C | I] in shared memory, one block per generation. Rows are not swapped: the row
-// chosen as pivot for column p stays where it is, unscaled, and is marked used; every other row r
-// gets row_r ^= (C[r][p] / pivot) · row_q, on 4-byte words with the split product tables of the prmt
-// kernel, the tables of each row's factor built once per pivot, zero words of row q skipped. A pivot
-// row keeps its pivot value (later pivot rows are zero in its column), so its inverse row is that
-// value's inverse times its right half, applied on the way out. Three barriers per pivot.
+// In-place Gauss–Jordan (the exchange form: no [C | I], no row swaps), one block per generation, the
+// matrix in registers: warp w holds rows 8w..8w+7, lane l words l, l+32, … of each (WPL words: one
+// for n ≤ 128, two up to 256). Pivoting on (q, p), a = C[q][p], exchanges unknown p with equation q:
+//   row q   ← (1/a) · row q, with column p set to 1/a;
+//   row r≠q ← row r with column p cleared, plus C[r][p] · (new row q).
+// Columns go in order and the pivot row of column p is the first unused row with a non-zero there
+// (none: the matrix is singular). After n pivots the block holds the inverse with rows and columns
+// permuted: inverse[p][q'] = R[q][p'] where q, q' are the pivot rows of columns p, p'.
+//
+// Each step costs one barrier. Before it, every warp posts its candidate for the column (its first
+// unused row with a non-zero there) with that row's words; after it, every warp takes the smallest
+// candidate and its row from shared memory, scales it by 1/a, and updates its own rows: per row the
+// factor comes from one shuffle of the column's bytes, its split product tables (as in kernel_prmt.cu)
+// from a shared table of all 256 values, and the update is three PRMT and two LOP3 per word, with
+// the pivot row's selectors computed once per step. Then the candidate for the next column.
 #include "gpu/batch_decoder.hpp"
 
 #include <algorithm>
@@ -17,13 +26,24 @@
 namespace ncast::gpu {
 namespace {
 
-using detail::LogExpTables;
 using detail::xtime;
 
-constexpr unsigned kThreads = 1024;  // many warps: one generation alone is latency-bound
 constexpr std::uint32_t kMaxN = 256;
+constexpr int kRowsPerWarp = 8;
+constexpr int kMaxWarps = kMaxN / kRowsPerWarp;  // 32: 1024 threads
+constexpr std::uint32_t kNone = 0xFFFFu;         // no candidate row
+constexpr unsigned kFull = 0xFFFFFFFFu;
 
-__constant__ LogExpTables c_tables = detail::make_log_exp_tables();
+struct InverseTable {
+  std::uint8_t of[256];  // of[0] = 0
+};
+constexpr InverseTable make_inverse_table() {
+  const detail::LogExpTables t = detail::make_log_exp_tables();
+  InverseTable inv{};
+  for (int a = 1; a < 256; ++a) inv.of[a] = t.exp[(255 - t.log[a]) % 255];
+  return inv;
+}
+__constant__ InverseTable c_inverse = make_inverse_table();
 
 struct InvertJob {
   const std::uint8_t* coefs;
@@ -34,86 +54,165 @@ struct InvertJob {
 };
 
 // Split product tables of c, as in kernel_prmt.cu: c·x = A[x & 7] ^ B[(x >> 3) & 7] ^ C[x >> 6].
-struct Tables {
-  std::uint32_t a0, a1, b0, b1, c;
-};
-
-__device__ inline Tables tables_of(std::uint32_t c) {
+__device__ inline void split_tables(std::uint32_t c, uint4& ab, std::uint32_t& cc) {
   std::uint32_t p[8];
   p[0] = c;
 #pragma unroll
   for (int b = 1; b < 8; ++b) p[b] = xtime(p[b - 1]);
   auto four = [](std::uint32_t x, std::uint32_t y) { return (x << 8) | (y << 16) | ((x ^ y) << 24); };
   const std::uint32_t a = four(p[0], p[1]), b = four(p[3], p[4]);
-  return {a, a ^ (p[2] * 0x01010101u), b, b ^ (p[5] * 0x01010101u), four(p[6], p[7])};
+  ab = make_uint4(a, a ^ (p[2] * 0x01010101u), b, b ^ (p[5] * 0x01010101u));
+  cc = four(p[6], p[7]);
 }
 
-// c·w for the four bytes of w.
-__device__ inline std::uint32_t times(const Tables& t, std::uint32_t w) {
-  const std::uint32_t sa = (w & 0x0707u) | ((w >> 12) & 0x7070u);
-  const std::uint32_t sb = ((w >> 3) & 0x0707u) | ((w >> 15) & 0x7070u);
-  const std::uint32_t sc = ((w >> 6) & 0x0303u) | ((w >> 18) & 0x3030u);
-  const std::uint32_t r = __byte_perm(t.a0, t.a1, sa) ^ __byte_perm(t.b0, t.b1, sb) ^ __byte_perm(t.c, t.c, sc);
-  return __byte_perm(r, 0, 0x3120);  // the selectors' byte order [0 2 1 3] back to [0 1 2 3]
+// PRMT selectors of the bit fields of w, taken from w with its middle bytes swapped so that the
+// lookups come out in byte order (kernel_prmt.cu undoes the order at the end instead).
+struct Selectors {
+  std::uint32_t a, b, c;
+};
+__device__ inline Selectors selectors(std::uint32_t w) {
+  w = __byte_perm(w, 0, 0x3120);
+  return {(w & 0x0707u) | ((w >> 12) & 0x7070u), ((w >> 3) & 0x0707u) | ((w >> 15) & 0x7070u),
+          ((w >> 6) & 0x0303u) | ((w >> 18) & 0x3030u)};
+}
+__device__ inline std::uint32_t lookup(const uint4& ab, std::uint32_t cc, const Selectors& s) {
+  return __byte_perm(ab.x, ab.y, s.a) ^ __byte_perm(ab.z, ab.w, s.b) ^ __byte_perm(cc, cc, s.c);
 }
 
-__global__ void __launch_bounds__(kThreads) invert_kernel(const InvertJob* jobs, int* singular, std::uint32_t stride) {
-  extern __shared__ std::uint32_t rows[];  // row r of [C | I] at rows + r·stride (words)
-  __shared__ Tables factor[kMaxN];
-  __shared__ std::uint16_t sh_log[256];
-  __shared__ std::uint8_t sh_exp[1024];
-  __shared__ std::uint8_t used[kMaxN];
-  __shared__ std::uint8_t pivot_row[kMaxN];  // the row holding the pivot of column p
-  __shared__ std::uint32_t pivot[2];          // double-buffered: the search of p + 1 needs no reset barrier
+template <int WPL>
+__device__ inline std::uint32_t word_at(const std::uint32_t (&row)[WPL], std::uint32_t x) {
+  std::uint32_t v = row[0];
+#pragma unroll
+  for (int i = 1; i < WPL; ++i)
+    if (x == static_cast<std::uint32_t>(i)) v = row[i];
+  return v;
+}
+
+template <int WPL>
+__global__ void __launch_bounds__(WPL * 16 * 32) invert_kernel(const InvertJob* jobs, int* singular) {
+  __shared__ uint4 tab_ab[256], inv_ab[256];  // split tables of c and of 1/c
+  __shared__ std::uint32_t tab_c[256], inv_c[256];
+  __shared__ std::uint32_t cand[2][kMaxWarps];                 // candidate row of each warp, or kNone
+  __shared__ std::uint32_t cand_rows[2][kMaxWarps][32 * WPL];  // its words, as the lanes hold them
+  __shared__ std::uint16_t row_of_step[kMaxN], step_of_row[kMaxN];
+
   const InvertJob job = jobs[blockIdx.x];
-  const std::uint32_t n = job.n, words = (2 * n + 3) / 4, tid = threadIdx.x;
-  auto byte = [&](std::uint32_t r, std::uint32_t c) -> std::uint8_t& {
-    return reinterpret_cast<std::uint8_t*>(rows + r * stride)[c];
-  };
-  auto mul = [&](std::uint32_t a, std::uint32_t b) -> std::uint32_t { return sh_exp[sh_log[a] + sh_log[b]]; };
-
-  for (std::uint32_t i = tid; i < 256; i += kThreads) sh_log[i] = c_tables.log[i], used[i] = 0;
-  for (std::uint32_t i = tid; i < 1024; i += kThreads) sh_exp[i] = c_tables.exp[i];
-  for (std::uint32_t i = tid; i < n * words * 4; i += kThreads) {
-    const std::uint32_t r = i / (words * 4), c = i % (words * 4);
-    byte(r, c) = c < n ? job.coefs[r * job.coef_pitch + c] : (c == n + r ? 1 : 0);
+  const std::uint32_t n = job.n, tid = threadIdx.x, lane = tid % 32, warp = tid / 32, warps = blockDim.x / 32;
+  for (std::uint32_t c = tid; c < 256; c += blockDim.x) {
+    split_tables(c, tab_ab[c], tab_c[c]);
+    split_tables(c_inverse.of[c], inv_ab[c], inv_c[c]);
   }
-  if (tid == 0) pivot[0] = n;
-  // Each thread keeps one word column and walks rows: no division in the elimination loop.
-  const std::uint32_t my_word = tid % words, row_step = kThreads / words;
-  const std::uint32_t my_row = tid / words;
-  const bool eliminates = my_row < row_step;  // the threads left over when words does not divide the block
-  __syncthreads();
 
+  std::uint32_t rows[kRowsPerWarp][WPL];
+  std::uint32_t used = 0;  // bit i: row 8·warp + i was a pivot row or does not exist (the same in every lane)
+#pragma unroll
+  for (int i = 0; i < kRowsPerWarp; ++i) {
+    const std::uint32_t r = warp * kRowsPerWarp + i;
+    if (r >= n) used |= 1u << i;
+#pragma unroll
+    for (int x = 0; x < WPL; ++x) {
+      std::uint32_t v = 0;
+      const std::uint32_t col = 4 * (lane + 32 * x);
+      if (r < n)
+        for (std::uint32_t b = 0; b < 4 && col + b < n; ++b) v |= std::uint32_t{job.coefs[r * job.coef_pitch + col + b]} << (8 * b);
+      rows[i][x] = v;
+    }
+  }
+
+  // Posts this warp's first unused row with a non-zero in column p, and its words, to slot.
+  auto post_candidate = [&](std::uint32_t p, unsigned slot) {
+    const std::uint32_t x = p >> 7, sel = 0x4440u | (p & 3);
+    std::uint32_t nonzero = 0;
+#pragma unroll
+    for (int i = 0; i < kRowsPerWarp; ++i)
+      if (__byte_perm(word_at<WPL>(rows[i], x), 0, sel) != 0) nonzero |= 1u << i;
+    nonzero = __shfl_sync(kFull, nonzero, (p >> 2) & 31) & ~used;
+    if (lane == 0) cand[slot][warp] = nonzero ? warp * kRowsPerWarp + __ffs(nonzero) - 1 : kNone;
+    if (nonzero == 0) return;
+    const int first = __ffs(nonzero) - 1;
+#pragma unroll
+    for (int x2 = 0; x2 < WPL; ++x2) {
+      std::uint32_t v = 0;
+#pragma unroll
+      for (int i = 0; i < kRowsPerWarp; ++i)
+        if (i == first) v = rows[i][x2];
+      cand_rows[slot][warp][lane + 32 * x2] = v;
+    }
+  };
+
+  post_candidate(0, 0);
+  __syncthreads();
   for (std::uint32_t p = 0; p < n; ++p) {
-    for (std::uint32_t r = tid; r < n; r += kThreads)
-      if (!used[r] && byte(r, p) != 0) atomicMin(&pivot[p & 1], r);
-    __syncthreads();
-    const std::uint32_t q = pivot[p & 1];
-    if (q == n) {  // no unused row has column p: singular (the whole block leaves together)
+    const unsigned slot = p & 1;
+    const std::uint32_t xp = p >> 7, lp = (p >> 2) & 31, shift = 8 * (p & 3);
+    // First what does not depend on the pivot row, so its latency overlaps the pivot's: column p of
+    // this warp's rows (gathered in lane lp, shuffled to all: bytes 0-3 / 4-7) and each row's
+    // factor tables.
+    const std::uint32_t pair = (p & 3) | ((4 + (p & 3)) << 4);
+    auto two = [&](int i) { return __byte_perm(word_at<WPL>(rows[i], xp), word_at<WPL>(rows[i + 1], xp), pair); };
+    const std::uint32_t col_lo = __shfl_sync(kFull, __byte_perm(two(0), two(2), 0x5410), lp);
+    const std::uint32_t col_hi = __shfl_sync(kFull, __byte_perm(two(4), two(6), 0x5410), lp);
+    uint4 ab[kRowsPerWarp];
+    std::uint32_t cc[kRowsPerWarp];
+#pragma unroll
+    for (int i = 0; i < kRowsPerWarp; ++i) {
+      const std::uint32_t f = __byte_perm(i < 4 ? col_lo : col_hi, 0, 0x4440u | (i & 3));
+      ab[i] = tab_ab[f];
+      cc[i] = tab_c[f];
+    }
+
+    const std::uint32_t q = __reduce_min_sync(kFull, lane < warps ? cand[slot][lane] : kNone);
+    if (q == kNone) {  // every warp sees the same candidates, so the whole block leaves here
       if (tid == 0) singular[blockIdx.x] = 1;
       return;
     }
-    const std::uint32_t inv_a = sh_exp[255 - sh_log[byte(q, p)]];
-    for (std::uint32_t r = tid; r < n; r += kThreads) factor[r] = tables_of(r == q ? 0 : mul(byte(r, p), inv_a));
-    if (tid == 0) {
-      used[q] = 1;
-      pivot_row[p] = static_cast<std::uint8_t>(q);
-      pivot[(p + 1) & 1] = n;
+    const std::uint32_t* qrow = cand_rows[slot][q / kRowsPerWarp];
+    const std::uint32_t a = reinterpret_cast<const std::uint8_t*>(qrow)[p];
+    const uint4 scale_ab = inv_ab[a];
+    const std::uint32_t scale_c = inv_c[a];
+    // The new pivot row (1/a times row q with column p set to 1), its selectors, and the mask that
+    // clears column p in the other rows.
+    std::uint32_t pivot[WPL], keep[WPL];
+    Selectors sel[WPL];
+#pragma unroll
+    for (int x = 0; x < WPL; ++x) {
+      const bool at_p = x == static_cast<int>(xp) && lane == lp;
+      std::uint32_t w = qrow[lane + 32 * x];
+      if (at_p) w = (w & ~(0xFFu << shift)) | (1u << shift);
+      pivot[x] = lookup(scale_ab, scale_c, selectors(w));
+      keep[x] = at_p ? ~(0xFFu << shift) : ~0u;
+      sel[x] = selectors(pivot[x]);
     }
-    __syncthreads();
-    // A zero word of row q adds nothing: every word left of column p, and most of the right half
-    // while few pivots are done.
-    const std::uint32_t from_q = eliminates && 4 * my_word + 4 > p ? rows[q * stride + my_word] : 0;
-    if (from_q != 0)
-      for (std::uint32_t r = my_row; r < n; r += row_step)
-        if (r != q) rows[r * stride + my_word] ^= times(factor[r], from_q);
+    // Every row is updated the same way, so the loop has no branches: rows past n are zero and stay
+    // so (their factor is 0); row q takes the new pivot row.
+#pragma unroll
+    for (int i = 0; i < kRowsPerWarp; ++i) {
+      const bool is_q = warp * kRowsPerWarp + i == q;
+#pragma unroll
+      for (int x = 0; x < WPL; ++x) {
+        const std::uint32_t updated = (rows[i][x] & keep[x]) ^ lookup(ab[i], cc[i], sel[x]);
+        rows[i][x] = is_q ? pivot[x] : updated;
+      }
+    }
+    if (q / kRowsPerWarp == warp) used |= 1u << (q % kRowsPerWarp);
+    if (tid == 0) {
+      row_of_step[p] = static_cast<std::uint16_t>(q);
+      step_of_row[q] = static_cast<std::uint16_t>(p);
+    }
+    if (p + 1 < n) post_candidate(p + 1, slot ^ 1);
     __syncthreads();
   }
-  for (std::uint32_t i = tid; i < n * n; i += kThreads) {
-    const std::uint32_t p = i / n, c = i % n, q = pivot_row[p];
-    job.inverse[p * job.inverse_pitch + c] =
-        static_cast<std::uint8_t>(mul(sh_exp[255 - sh_log[byte(q, p)]], byte(q, n + c)));
+
+  // inverse[step of r][row of step l] = R[r][l]
+#pragma unroll
+  for (int i = 0; i < kRowsPerWarp; ++i) {
+    const std::uint32_t r = warp * kRowsPerWarp + i;
+    if (r >= n) break;
+    std::uint8_t* out = job.inverse + std::size_t{step_of_row[r]} * job.inverse_pitch;
+#pragma unroll
+    for (int x = 0; x < WPL; ++x)
+      for (std::uint32_t b = 0, l = 4 * (lane + 32 * x); b < 4 && l < n; ++b, ++l)
+        out[row_of_step[l]] = static_cast<std::uint8_t>(rows[i][x] >> (8 * b));
   }
 }
 
@@ -172,15 +271,13 @@ std::vector<bool> BatchDecoder::decode(std::span<const DecodeJob> jobs, cudaStre
         "copying decode jobs");
   check(cudaMemsetAsync(device_flags_.get(), 0, count * sizeof(int), stream), "clearing decode results");
 
-  const std::uint32_t stride = (2 * max_n + 3) / 4 + 1;  // words; +1 staggers rows over the banks
-  const std::size_t shared = std::size_t{max_n} * stride * 4;
-  check(cudaFuncSetAttribute(invert_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)),
-        "allowing the inversion kernel its shared memory");
   auto* flags = reinterpret_cast<int*>(device_flags_.get());
+  const unsigned threads = 32 * ((max_n + kRowsPerWarp - 1) / kRowsPerWarp);
   for (std::size_t first = 0; first < count; first += 65535) {
     const auto blocks = static_cast<unsigned>(std::min<std::size_t>(65535, count - first));
-    invert_kernel<<<blocks, kThreads, shared, stream>>>(reinterpret_cast<const InvertJob*>(device_jobs_.get()) + first,
-                                                        flags + first, stride);
+    const auto* block_jobs = reinterpret_cast<const InvertJob*>(device_jobs_.get()) + first;
+    if (max_n > 128) invert_kernel<2><<<blocks, threads, 0, stream>>>(block_jobs, flags + first);
+    else invert_kernel<1><<<blocks, threads, 0, stream>>>(block_jobs, flags + first);
     check_launch("invert");
   }
   check(cudaMemcpyAsync(host_flags_.get(), flags, count * sizeof(int), cudaMemcpyDeviceToHost, stream),
@@ -198,7 +295,10 @@ std::vector<bool> BatchDecoder::decode(std::span<const DecodeJob> jobs, cudaStre
     batch_.add({ConstDeviceMatrixRef(inverses_.ref().row(i * max_n), n, n, inverses_.pitch()), jobs[i].payloads,
                 jobs[i].out});
   }
-  batch_.multiply(kernel_, false, stream, tile_for(count, max_n, max_len));
+  if (batch_.size() == 0) return ok;
+  Kernel kernel = kernel_;
+  if (kernel == Kernel::automatic) kernel = fastest_kernel(max_n, max_n, max_len, batch_.size());
+  batch_.multiply(kernel, false, stream, kernel == Kernel::prmt ? tile_for(batch_.size(), max_n, max_len) : std::nullopt);
   check(cudaStreamSynchronize(stream), "multiplying payloads by the inverses");
   return ok;
 }

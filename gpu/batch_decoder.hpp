@@ -1,9 +1,11 @@
 #pragma once
 // Whole RLNC generations decoded on the device, many at once, in the inverse-then-multiply form: the
 // n × n matrix of the coefficient vectors of n received symbols is inverted by Gauss–Jordan (one
-// thread block per generation, every generation of the call in one launch), then the sources are
-// C⁻¹ · payloads (one batched product launch). For swarms of simulated peers and for large
-// generations, where a progressive decoder per generation on the CPU is the bottleneck.
+// thread block per generation, the matrix in its registers, every generation of the call in one
+// launch), then the sources are C⁻¹ · payloads (one batched product launch, by default with the
+// kernel that Kernel::automatic picks for the shape). For swarms of simulated peers and for large
+// generations, where a progressive decoder per generation on the CPU is the bottleneck; arrivals
+// one at a time go to ProgressiveDecoder (progressive_decoder.hpp).
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -27,7 +29,7 @@ struct DecodeJob {
 
 class BatchDecoder {
  public:
-  explicit BatchDecoder(Kernel kernel = Kernel::prmt);
+  explicit BatchDecoder(Kernel kernel = Kernel::automatic);
   ~BatchDecoder();
   BatchDecoder(const BatchDecoder&) = delete;
   BatchDecoder& operator=(const BatchDecoder&) = delete;

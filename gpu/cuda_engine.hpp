@@ -24,11 +24,11 @@ class CudaEngine final : public Engine {
  public:
   // Opens `device` (an index of usable_devices()) and checks that this build's kernels run on it;
   // throws CudaError with the reason otherwise.
-  explicit CudaEngine(int device = 0, Kernel kernel = Kernel::prmt);
+  explicit CudaEngine(int device = 0, Kernel kernel = Kernel::automatic);
   ~CudaEngine() override;
 
   Backend backend() const override { return Backend::cuda; }
-  // "cuda NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB) prmt"
+  // "cuda NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB) auto"
   std::string description() const override;
   int device() const { return info_.index; }
   Kernel kernel() const { return kernel_; }

@@ -11,7 +11,8 @@
 namespace ncast::gpu {
 namespace {
 
-constexpr Kernel kKernels[] = {Kernel::nuclei_loop, Kernel::gibraltar_logexp, Kernel::product_table, Kernel::prmt};
+constexpr Kernel kKernels[] = {Kernel::nuclei_loop, Kernel::gibraltar_logexp, Kernel::product_table,
+                               Kernel::prmt,        Kernel::bitslice,         Kernel::automatic};
 constexpr PrmtTile kTiles[] = {{4, 2}, {4, 4}, {8, 2}, {8, 4}, {16, 2}, {16, 4}, {32, 2}, {32, 4}};
 
 std::string shape_text(const char* name, std::size_t rows, std::size_t cols) {
@@ -26,6 +27,8 @@ std::string_view to_string(Kernel kernel) {
     case Kernel::gibraltar_logexp: return "gibraltar-logexp";
     case Kernel::product_table: return "product-table";
     case Kernel::prmt: return "prmt";
+    case Kernel::bitslice: return "bitslice";
+    case Kernel::automatic: return "auto";
   }
   return "unknown";
 }
@@ -38,7 +41,22 @@ std::optional<Kernel> parse_kernel(std::string_view name) {
 
 std::span<const Kernel> all_kernels() { return kKernels; }
 
-bool is_seed_style(Kernel kernel) { return kernel != Kernel::prmt; }
+bool is_seed_style(Kernel kernel) {
+  return kernel == Kernel::nuclei_loop || kernel == Kernel::gibraltar_logexp || kernel == Kernel::product_table;
+}
+
+Kernel fastest_kernel(std::size_t max_m, std::size_t k, std::size_t max_len, std::size_t count) {
+  // bitslice builds 256 table entries per source and lane for the block's outputs (up to 128): with
+  // fewer than 64 outputs or a handful of sources the build and the per-block epilogue dominate; and
+  // its blocks are large (one per SM), so a launch of fewer blocks than SMs leaves the GPU idle where
+  // prmt's small tiles would not.
+  if (max_m < 64 || k < 16) return Kernel::prmt;
+  int device = 0, sms = 0;
+  check(cudaGetDevice(&device), "reading the current device");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "reading the SM count");
+  const std::size_t blocks = count * ((max_len + 1023) / 1024) * ((max_m + 127) / 128);
+  return blocks >= static_cast<std::size_t>(sms) ? Kernel::bitslice : Kernel::prmt;
+}
 
 std::span<const PrmtTile> prmt_tiles() { return kTiles; }
 
@@ -78,12 +96,15 @@ PrmtTile checked_tile(std::optional<PrmtTile> tile, std::size_t m) {
   return t;
 }
 
-void launch(Kernel kernel, const detail::KernelArgs& args, PrmtTile tile, cudaStream_t stream) {
+void launch(Kernel kernel, const detail::KernelArgs& args, std::size_t k, PrmtTile tile, cudaStream_t stream) {
+  if (kernel == Kernel::automatic) kernel = fastest_kernel(args.max_m, k, args.max_len, args.count);
   switch (kernel) {
     case Kernel::nuclei_loop: return detail::launch_nuclei_loop(args, stream);
     case Kernel::gibraltar_logexp: return detail::launch_gibraltar_logexp(args, stream);
     case Kernel::product_table: return detail::launch_product_table(args, stream);
     case Kernel::prmt: return detail::launch_prmt(args, tile.outputs, tile.words, stream);
+    case Kernel::bitslice: return detail::launch_bitslice(args, stream);
+    case Kernel::automatic: break;
   }
   throw std::invalid_argument("GPU multiply: unknown kernel");
 }
@@ -96,7 +117,7 @@ void multiply(Kernel kernel, const Product& product, bool accumulate, cudaStream
   if (!problem) return;
   const PrmtTile t = checked_tile(tile, problem->m);
   detail::KernelArgs args{problem->m, problem->len, accumulate, *problem, nullptr, 1};
-  launch(kernel, args, t, stream);
+  launch(kernel, args, problem->k, t, stream);
 }
 
 void ProductBatch::add(const Product& product) {
@@ -104,12 +125,13 @@ void ProductBatch::add(const Product& product) {
     problems_.push_back(*problem);
     max_m_ = std::max(max_m_, problem->m);
     max_len_ = std::max(max_len_, problem->len);
+    max_k_ = std::max(max_k_, problem->k);
   }
 }
 
 void ProductBatch::clear() {
   problems_.clear();
-  max_m_ = max_len_ = 0;
+  max_m_ = max_len_ = max_k_ = 0;
 }
 
 void ProductBatch::multiply(Kernel kernel, bool accumulate, cudaStream_t stream, std::optional<PrmtTile> tile) {
@@ -128,7 +150,7 @@ void ProductBatch::multiply(Kernel kernel, bool accumulate, cudaStream_t stream,
   for (std::size_t first = 0; first < problems_.size(); first += detail::kMaxGridYZ) {
     const auto count = static_cast<unsigned>(std::min<std::size_t>(detail::kMaxGridYZ, problems_.size() - first));
     detail::KernelArgs args{max_m_, max_len_, accumulate, problems_[first], all + first, count};
-    launch(kernel, args, t, stream);
+    launch(kernel, args, max_k_, t, stream);
   }
 }
 

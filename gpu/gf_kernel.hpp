@@ -23,6 +23,9 @@ enum class Kernel {
   gibraltar_logexp,  // Gibraltar (Curry et al. 2011): log/exp tables in shared memory, outputs in registers
   product_table,     // the full 256×256 product table (64 KiB) in shared memory
   prmt,              // split 3+3+2-bit product tables held in registers, looked up with PRMT (__byte_perm)
+  bitslice,          // bit planes; per source a shared-memory table of all 256 XOR combinations of its planes,
+                     // one lookup per output plane by the rows of the coefficient's bit matrix
+  automatic,         // per launch, the fastest of the above for the shape (fastest_kernel)
 };
 
 std::string_view to_string(Kernel kernel);
@@ -30,6 +33,11 @@ std::optional<Kernel> parse_kernel(std::string_view name);
 std::span<const Kernel> all_kernels();
 // The baselines that benchmark records quote ratios against.
 bool is_seed_style(Kernel kernel);
+
+// What Kernel::automatic runs for `count` products of at most max_m outputs of max_len bytes from
+// k sources, on the current device: bitslice where its 128-output, 1024-column blocks fill the GPU
+// and have enough outputs and sources to share each table, else prmt.
+Kernel fastest_kernel(std::size_t max_m, std::size_t k, std::size_t max_len, std::size_t count = 1);
 
 // The prmt kernel's register tile: each thread keeps `outputs` × `words` 32-bit accumulators.
 struct PrmtTile {
@@ -68,7 +76,7 @@ class ProductBatch {
   PinnedBuffer staging_;  // the copy source, rewritten only after the last copy from it completed
   DeviceBuffer device_;
   std::unique_ptr<Event> copied_;
-  std::size_t max_m_ = 0, max_len_ = 0;
+  std::size_t max_m_ = 0, max_len_ = 0, max_k_ = 0;
 };
 
 }  // namespace ncast::gpu

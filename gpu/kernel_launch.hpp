@@ -33,6 +33,7 @@ void launch_nuclei_loop(const KernelArgs& args, cudaStream_t stream);
 void launch_gibraltar_logexp(const KernelArgs& args, cudaStream_t stream);
 void launch_product_table(const KernelArgs& args, cudaStream_t stream);
 void launch_prmt(const KernelArgs& args, int tile_outputs, int tile_words, cudaStream_t stream);
+void launch_bitslice(const KernelArgs& args, cudaStream_t stream);
 
 // Grid dimensions y and z are limited to 65535; kernels loop over what does not fit.
 inline constexpr unsigned kMaxGridYZ = 65535;

@@ -18,7 +18,7 @@ namespace ncast::gpu {
 class DeviceRsCodec {
  public:
   // Uploads the codec's parity matrix to the current device, which the stripes must be on too.
-  explicit DeviceRsCodec(const rs::Codec& codec, Kernel kernel = Kernel::prmt);
+  explicit DeviceRsCodec(const rs::Codec& codec, Kernel kernel = Kernel::automatic);
 
   std::size_t data_shards() const { return k_; }
   std::size_t parity_shards() const { return m_; }

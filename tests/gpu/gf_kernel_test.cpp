@@ -218,6 +218,53 @@ TEST(KernelBatch, ProductsOfDifferentShapesInOneLaunch) {
   }
 }
 
+// The bitslice kernel's blocks hold 128 outputs (16 per warp) of a 1024-byte slab and take sources
+// two per stage: several output tiles, a last tile and a last warp that are partly used, an odd
+// number of sources, one source, and slabs cut short, each plain and accumulating.
+TEST(KernelProducts, BitsliceTilesStagesAndTails) {
+  NCAST_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 rng(14);
+  CpuEngine cpu;
+  const std::size_t shapes[][3] = {{300, 129, 3000}, {128, 1, 1024}, {129, 2, 33}, {140, 40, 2049}};
+  for (const auto& [m, k, len] : shapes) {
+    SCOPED_TRACE("m=" + std::to_string(m) + " k=" + std::to_string(k) + " len=" + std::to_string(len));
+    std::vector<std::uint8_t> coefs(m * k);
+    for (auto& c : coefs) c = random_coef(rng);
+    std::vector<std::vector<std::uint8_t>> srcs(k), start(m), want(m);
+    std::vector<const std::uint8_t*> src_ptrs;
+    for (auto& x : srcs) x = random_bytes(len, rng), src_ptrs.push_back(x.data());
+    DeviceBuffer coef_buf(coefs.size(), "test coefficients");
+    to_device(coef_buf.get(), coefs);
+    PoisonedMatrix src(k, len, rng);
+    src.set_rows(srcs);
+    for (bool accumulate : {false, true}) {
+      std::vector<std::uint8_t*> want_ptrs;
+      for (std::size_t i = 0; i < m; ++i) {
+        start[i] = random_bytes(len, rng);
+        want[i] = accumulate ? start[i] : poison_bytes(len, rng);
+        want_ptrs.push_back(want[i].data());
+      }
+      cpu.multiply(coefs.data(), m, k, src_ptrs.data(), want_ptrs.data(), len, accumulate);
+      PoisonedMatrix dst(m, len, rng);
+      if (accumulate) dst.set_rows(start);
+      multiply(Kernel::bitslice, {{coef_buf.get(), m, k, k}, src.ref(), dst.ref()}, accumulate, nullptr);
+      check(cudaDeviceSynchronize(), "running the kernel");
+      const auto all = from_device(dst.buffer.get(), dst.buffer.size());
+      for (std::size_t i = 0; i < m; ++i) ASSERT_EQ(dst.row(all, i), want[i]) << "output row " << i << (accumulate ? " (accumulate)" : "");
+      ASSERT_TRUE(dst.outside_untouched(all));
+    }
+  }
+}
+
+TEST(KernelChoice, AutomaticPicksBitsliceOnlyWhereItsBlocksFillTheGpu) {
+  NCAST_REQUIRE_CUDA_DEVICE();
+  EXPECT_EQ(fastest_kernel(16384, 128, 4096), Kernel::bitslice);
+  EXPECT_EQ(fastest_kernel(128, 128, 4096, 264), Kernel::bitslice);
+  EXPECT_EQ(fastest_kernel(128, 128, 4096, 1), Kernel::prmt);  // 4 blocks
+  EXPECT_EQ(fastest_kernel(4, 10, std::size_t{32} << 20), Kernel::prmt);
+  EXPECT_EQ(fastest_kernel(16384, 4, 4096), Kernel::prmt);
+}
+
 TEST(KernelProducts, NoSourcesGiveZeroOutputs) {
   NCAST_REQUIRE_CUDA_DEVICE();
   std::mt19937_64 rng(12);
@@ -249,7 +296,10 @@ TEST(KernelNames, RoundTrip) {
   for (Kernel k : all_kernels()) EXPECT_EQ(parse_kernel(to_string(k)), k);
   EXPECT_FALSE(parse_kernel("fast"));
   EXPECT_FALSE(is_seed_style(Kernel::prmt));
+  EXPECT_FALSE(is_seed_style(Kernel::bitslice));
+  EXPECT_FALSE(is_seed_style(Kernel::automatic));
   EXPECT_TRUE(is_seed_style(Kernel::product_table));
+  EXPECT_EQ(parse_kernel("auto"), Kernel::automatic);
 }
 
 }  // namespace
