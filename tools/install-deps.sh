@@ -9,6 +9,7 @@ packages=(
   libisal-dev
   libssl-dev
   nlohmann-json3-dev
+  ffmpeg
 )
 
 missing=()
