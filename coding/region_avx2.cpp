@@ -117,29 +117,13 @@ constexpr GroupFn kGroupFns[kGroup + 1] = {nullptr, dot_group<1>, dot_group<2>, 
 
 void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* const* srcs, std::size_t k,
                const std::uint8_t* coefs, std::size_t len, bool accumulate) {
-  if (m == 0 || len == 0) return;
-  if (k == 0) {
-    if (!accumulate)
-      for (std::size_t i = 0; i < m; ++i) std::fill_n(dsts[i], len, std::uint8_t{0});
-    return;
-  }
+  if (trivial_dot_multi(dsts, m, k, len, accumulate)) return;
   thread_local std::vector<Tables> tabs;
-  tabs.resize(m * k);
-  for (std::size_t g0 = 0; g0 < m; g0 += kGroup) {
-    const std::size_t gs = std::min(kGroup, m - g0);
-    Tables* out = tabs.data() + g0 * k;
-    for (std::size_t s = 0; s < k; ++s)
-      for (std::size_t g = 0; g < gs; ++g) out[s * gs + g] = tables_for(coefs[(g0 + g) * k + s]);
-  }
+  expand_by_group(tabs, coefs, m, k, kGroup, tables_for);
   const bool prefetch = len >= kPrefetchMinBytes;
-  const std::size_t chunk = column_chunk(k);
-  for (std::size_t off = 0; off < len; off += chunk) {
-    const std::size_t n = std::min(chunk, len - off);
-    for (std::size_t g0 = 0; g0 < m; g0 += kGroup) {
-      const std::size_t gs = std::min(kGroup, m - g0);
-      kGroupFns[gs](dsts + g0, srcs, k, tabs.data() + g0 * k, coefs + g0 * k, off, n, accumulate, prefetch);
-    }
-  }
+  for_each_block(m, k, len, kGroup, [&](std::size_t g0, std::size_t gs, std::size_t off, std::size_t n) {
+    kGroupFns[gs](dsts + g0, srcs, k, tabs.data() + g0 * k, coefs + g0 * k, off, n, accumulate, prefetch);
+  });
 }
 
 void dot(std::uint8_t* dst, const std::uint8_t* const* srcs, const std::uint8_t* coefs, std::size_t k,

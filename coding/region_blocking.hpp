@@ -3,6 +3,8 @@
 // while all outputs are computed from it: sources are read from memory once, whatever m is.
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 namespace ncast::gf::detail {
 
@@ -19,6 +21,42 @@ inline constexpr std::size_t kPrefetchMinBytes = 64 * 1024;
 constexpr std::size_t column_chunk(std::size_t k) {
   const std::size_t per_source = kBlockBudgetBytes / std::max<std::size_t>(k, 1);
   return std::clamp<std::size_t>(per_source & ~std::size_t{63}, 1024, 64 * 1024);
+}
+
+// Settles the shapes with nothing to multiply (no outputs, no columns, or no sources, where the outputs
+// become zero unless accumulating); returns true when the call is complete.
+inline bool trivial_dot_multi(std::uint8_t* const* dsts, std::size_t m, std::size_t k, std::size_t len,
+                              bool accumulate) {
+  if (m == 0 || len == 0) return true;
+  if (k != 0) return false;
+  if (!accumulate)
+    for (std::size_t i = 0; i < m; ++i) std::fill_n(dsts[i], len, std::uint8_t{0});
+  return true;
+}
+
+// One constant per coefficient (make(c)), laid out group by group of at most `group` outputs and
+// source-major inside a group: the order in which a group kernel reads them.
+template <class T, class Make>
+void expand_by_group(std::vector<T>& out, const std::uint8_t* coefs, std::size_t m, std::size_t k,
+                     std::size_t group, Make make) {
+  out.resize(m * k);
+  for (std::size_t g0 = 0; g0 < m; g0 += group) {
+    const std::size_t gs = std::min(group, m - g0);
+    T* block = out.data() + g0 * k;
+    for (std::size_t s = 0; s < k; ++s)
+      for (std::size_t g = 0; g < gs; ++g) block[s * gs + g] = make(coefs[(g0 + g) * k + s]);
+  }
+}
+
+// Calls fn(first_output, outputs, column_offset, columns) chunk by chunk, and within a chunk for each
+// group of at most `group` outputs, so that every group after the first finds the chunk in cache.
+template <class Fn>
+void for_each_block(std::size_t m, std::size_t k, std::size_t len, std::size_t group, Fn&& fn) {
+  const std::size_t chunk = column_chunk(k);
+  for (std::size_t off = 0; off < len; off += chunk) {
+    const std::size_t n = std::min(chunk, len - off);
+    for (std::size_t g0 = 0; g0 < m; g0 += group) fn(g0, std::min(group, m - g0), off, n);
+  }
 }
 
 }  // namespace ncast::gf::detail

@@ -126,32 +126,15 @@ bool streaming_pays(std::uint8_t* const* dsts, std::size_t m, std::size_t len, b
 
 void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* const* srcs, std::size_t k,
                const std::uint8_t* coefs, std::size_t len, bool accumulate) {
-  if (m == 0 || len == 0) return;
-  if (k == 0) {
-    if (!accumulate)
-      for (std::size_t i = 0; i < m; ++i) std::fill_n(dsts[i], len, std::uint8_t{0});
-    return;
-  }
-  // Matrices laid out group by group, source-major inside a group, as dot_group reads them.
+  if (trivial_dot_multi(dsts, m, k, len, accumulate)) return;
   thread_local std::vector<std::uint64_t> mats;
-  mats.resize(m * k);
-  for (std::size_t g0 = 0; g0 < m; g0 += kGroup) {
-    const std::size_t gs = std::min(kGroup, m - g0);
-    std::uint64_t* out = mats.data() + g0 * k;
-    for (std::size_t s = 0; s < k; ++s)
-      for (std::size_t g = 0; g < gs; ++g) out[s * gs + g] = kAffineMatrix[coefs[(g0 + g) * k + s]];
-  }
+  expand_by_group(mats, coefs, m, k, kGroup, [](std::uint8_t c) { return kAffineMatrix[c]; });
   const bool stream = streaming_pays(dsts, m, len, accumulate);
   const bool prefetch = len >= kPrefetchMinBytes;
-  const std::size_t chunk = column_chunk(k);
-  for (std::size_t off = 0; off < len; off += chunk) {
-    const std::size_t n = std::min(chunk, len - off);
-    for (std::size_t g0 = 0; g0 < m; g0 += kGroup) {
-      const std::size_t gs = std::min(kGroup, m - g0);
-      (stream ? kGroupFns<true> : kGroupFns<false>)[gs](dsts + g0, srcs, k, mats.data() + g0 * k, off, n, accumulate,
-                                                     prefetch);
-    }
-  }
+  const GroupFn* group_fns = stream ? kGroupFns<true> : kGroupFns<false>;
+  for_each_block(m, k, len, kGroup, [&](std::size_t g0, std::size_t gs, std::size_t off, std::size_t n) {
+    group_fns[gs](dsts + g0, srcs, k, mats.data() + g0 * k, off, n, accumulate, prefetch);
+  });
   if (stream) _mm_sfence();  // streaming stores are weakly ordered; publish them before returning
 }
 

@@ -22,15 +22,12 @@ void mul_add(std::uint8_t* dst, const std::uint8_t* src, std::uint8_t c, std::si
 
 void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* const* srcs, std::size_t k,
                const std::uint8_t* coefs, std::size_t len, bool accumulate) {
-  const std::size_t chunk = column_chunk(k);
-  for (std::size_t off = 0; off < len; off += chunk) {
-    const std::size_t n = std::min(chunk, len - off);
-    for (std::size_t i = 0; i < m; ++i) {
-      std::uint8_t* d = dsts[i] + off;
-      if (!accumulate) std::memset(d, 0, n);
-      for (std::size_t j = 0; j < k; ++j) mul_add(d, srcs[j] + off, coefs[i * k + j], n);
-    }
-  }
+  if (trivial_dot_multi(dsts, m, k, len, accumulate)) return;
+  for_each_block(m, k, len, 1, [&](std::size_t i, std::size_t, std::size_t off, std::size_t n) {
+    std::uint8_t* d = dsts[i] + off;
+    if (!accumulate) std::memset(d, 0, n);
+    for (std::size_t j = 0; j < k; ++j) mul_add(d, srcs[j] + off, coefs[i * k + j], n);
+  });
 }
 
 void dot(std::uint8_t* dst, const std::uint8_t* const* srcs, const std::uint8_t* coefs, std::size_t k,
