@@ -1,6 +1,6 @@
 // In-place Gauss–Jordan (the exchange form: no [C | I], no row swaps), one block per generation, the
-// matrix in registers: warp w holds rows 8w..8w+7, lane l words l, l+32, … of each (WPL words: one
-// for n ≤ 128, two up to 256). Pivoting on (q, p), a = C[q][p], exchanges unknown p with equation q:
+// matrix in registers: warp w holds rows RPW·w .. RPW·w + RPW-1, lane l words l, l+32, … of each
+// (RPW = 16 rows of one word for n ≤ 128, 8 rows of two words up to 256). Pivoting on (q, p), a = C[q][p], exchanges unknown p with equation q:
 //   row q   ← (1/a) · row q, with column p set to 1/a;
 //   row r≠q ← row r with column p cleared, plus C[r][p] · (new row q).
 // Columns go in order and the pivot row of column p is the first unused row with a non-zero there
@@ -29,8 +29,7 @@ namespace {
 using detail::xtime;
 
 constexpr std::uint32_t kMaxN = 256;
-constexpr int kRowsPerWarp = 8;
-constexpr int kMaxWarps = kMaxN / kRowsPerWarp;  // 32: 1024 threads
+constexpr int kMaxWarps = 32;            // 8 rows each for n = 256: 1024 threads
 constexpr std::uint32_t kNone = 0xFFFFu;         // no candidate row
 constexpr unsigned kFull = 0xFFFFFFFFu;
 
@@ -88,10 +87,16 @@ __device__ inline std::uint32_t word_at(const std::uint32_t (&row)[WPL], std::ui
   return v;
 }
 
-template <int WPL>
-__global__ void __launch_bounds__(WPL * 16 * 32) invert_kernel(const InvertJob* jobs, int* singular) {
-  __shared__ uint4 tab_ab[256], inv_ab[256];  // split tables of c and of 1/c
-  __shared__ std::uint32_t tab_c[256], inv_c[256];
+// Split tables of a value, as one shared-memory record.
+struct alignas(16) Tables {
+  uint4 ab;
+  std::uint32_t c;
+};
+
+template <int WPL, int RPW>
+__global__ void __launch_bounds__(kMaxN / RPW * 32) invert_kernel(const InvertJob* jobs, int* singular) {
+  static_assert(RPW % 4 == 0 && RPW <= 32);
+  __shared__ Tables of[256], inverse_of[256];  // split tables of c and of 1/c
   __shared__ std::uint32_t cand[2][kMaxWarps];                 // candidate row of each warp, or kNone
   __shared__ std::uint32_t cand_rows[2][kMaxWarps][32 * WPL];  // its words, as the lanes hold them
   __shared__ std::uint16_t row_of_step[kMaxN], step_of_row[kMaxN];
@@ -99,15 +104,15 @@ __global__ void __launch_bounds__(WPL * 16 * 32) invert_kernel(const InvertJob* 
   const InvertJob job = jobs[blockIdx.x];
   const std::uint32_t n = job.n, tid = threadIdx.x, lane = tid % 32, warp = tid / 32, warps = blockDim.x / 32;
   for (std::uint32_t c = tid; c < 256; c += blockDim.x) {
-    split_tables(c, tab_ab[c], tab_c[c]);
-    split_tables(c_inverse.of[c], inv_ab[c], inv_c[c]);
+    split_tables(c, of[c].ab, of[c].c);
+    split_tables(c_inverse.of[c], inverse_of[c].ab, inverse_of[c].c);
   }
 
-  std::uint32_t rows[kRowsPerWarp][WPL];
-  std::uint32_t used = 0;  // bit i: row 8·warp + i was a pivot row or does not exist (the same in every lane)
+  std::uint32_t rows[RPW][WPL];
+  std::uint32_t used = 0;  // bit i: row RPW·warp + i was a pivot row or does not exist (the same in every lane)
 #pragma unroll
-  for (int i = 0; i < kRowsPerWarp; ++i) {
-    const std::uint32_t r = warp * kRowsPerWarp + i;
+  for (int i = 0; i < RPW; ++i) {
+    const std::uint32_t r = warp * RPW + i;
     if (r >= n) used |= 1u << i;
 #pragma unroll
     for (int x = 0; x < WPL; ++x) {
@@ -124,17 +129,17 @@ __global__ void __launch_bounds__(WPL * 16 * 32) invert_kernel(const InvertJob* 
     const std::uint32_t x = p >> 7, sel = 0x4440u | (p & 3);
     std::uint32_t nonzero = 0;
 #pragma unroll
-    for (int i = 0; i < kRowsPerWarp; ++i)
+    for (int i = 0; i < RPW; ++i)
       if (__byte_perm(word_at<WPL>(rows[i], x), 0, sel) != 0) nonzero |= 1u << i;
     nonzero = __shfl_sync(kFull, nonzero, (p >> 2) & 31) & ~used;
-    if (lane == 0) cand[slot][warp] = nonzero ? warp * kRowsPerWarp + __ffs(nonzero) - 1 : kNone;
+    if (lane == 0) cand[slot][warp] = nonzero ? warp * RPW + __ffs(nonzero) - 1 : kNone;
     if (nonzero == 0) return;
     const int first = __ffs(nonzero) - 1;
 #pragma unroll
     for (int x2 = 0; x2 < WPL; ++x2) {
       std::uint32_t v = 0;
 #pragma unroll
-      for (int i = 0; i < kRowsPerWarp; ++i)
+      for (int i = 0; i < RPW; ++i)
         if (i == first) v = rows[i][x2];
       cand_rows[slot][warp][lane + 32 * x2] = v;
     }
@@ -146,30 +151,24 @@ __global__ void __launch_bounds__(WPL * 16 * 32) invert_kernel(const InvertJob* 
     const unsigned slot = p & 1;
     const std::uint32_t xp = p >> 7, lp = (p >> 2) & 31, shift = 8 * (p & 3);
     // First what does not depend on the pivot row, so its latency overlaps the pivot's: column p of
-    // this warp's rows (gathered in lane lp, shuffled to all: bytes 0-3 / 4-7) and each row's
+    // this warp's rows (gathered in lane lp four rows to a word, shuffled to all) and each row's
     // factor tables.
     const std::uint32_t pair = (p & 3) | ((4 + (p & 3)) << 4);
     auto two = [&](int i) { return __byte_perm(word_at<WPL>(rows[i], xp), word_at<WPL>(rows[i + 1], xp), pair); };
-    const std::uint32_t col_lo = __shfl_sync(kFull, __byte_perm(two(0), two(2), 0x5410), lp);
-    const std::uint32_t col_hi = __shfl_sync(kFull, __byte_perm(two(4), two(6), 0x5410), lp);
-    uint4 ab[kRowsPerWarp];
-    std::uint32_t cc[kRowsPerWarp];
+    std::uint32_t column[RPW / 4];
 #pragma unroll
-    for (int i = 0; i < kRowsPerWarp; ++i) {
-      const std::uint32_t f = __byte_perm(i < 4 ? col_lo : col_hi, 0, 0x4440u | (i & 3));
-      ab[i] = tab_ab[f];
-      cc[i] = tab_c[f];
-    }
+    for (int k = 0; k < RPW / 4; ++k) column[k] = __shfl_sync(kFull, __byte_perm(two(4 * k), two(4 * k + 2), 0x5410), lp);
+    Tables factor[RPW];
+#pragma unroll
+    for (int i = 0; i < RPW; ++i) factor[i] = of[__byte_perm(column[i / 4], 0, 0x4440u | (i & 3))];
 
     const std::uint32_t q = __reduce_min_sync(kFull, lane < warps ? cand[slot][lane] : kNone);
     if (q == kNone) {  // every warp sees the same candidates, so the whole block leaves here
       if (tid == 0) singular[blockIdx.x] = 1;
       return;
     }
-    const std::uint32_t* qrow = cand_rows[slot][q / kRowsPerWarp];
-    const std::uint32_t a = reinterpret_cast<const std::uint8_t*>(qrow)[p];
-    const uint4 scale_ab = inv_ab[a];
-    const std::uint32_t scale_c = inv_c[a];
+    const std::uint32_t* qrow = cand_rows[slot][q / RPW];
+    const Tables scale = inverse_of[reinterpret_cast<const std::uint8_t*>(qrow)[p]];
     // The new pivot row (1/a times row q with column p set to 1), its selectors, and the mask that
     // clears column p in the other rows.
     std::uint32_t pivot[WPL], keep[WPL];
@@ -179,22 +178,22 @@ __global__ void __launch_bounds__(WPL * 16 * 32) invert_kernel(const InvertJob* 
       const bool at_p = x == static_cast<int>(xp) && lane == lp;
       std::uint32_t w = qrow[lane + 32 * x];
       if (at_p) w = (w & ~(0xFFu << shift)) | (1u << shift);
-      pivot[x] = lookup(scale_ab, scale_c, selectors(w));
+      pivot[x] = lookup(scale.ab, scale.c, selectors(w));
       keep[x] = at_p ? ~(0xFFu << shift) : ~0u;
       sel[x] = selectors(pivot[x]);
     }
     // Every row is updated the same way, so the loop has no branches: rows past n are zero and stay
     // so (their factor is 0); row q takes the new pivot row.
 #pragma unroll
-    for (int i = 0; i < kRowsPerWarp; ++i) {
-      const bool is_q = warp * kRowsPerWarp + i == q;
+    for (int i = 0; i < RPW; ++i) {
+      const bool is_q = warp * RPW + i == q;
 #pragma unroll
       for (int x = 0; x < WPL; ++x) {
-        const std::uint32_t updated = (rows[i][x] & keep[x]) ^ lookup(ab[i], cc[i], sel[x]);
+        const std::uint32_t updated = (rows[i][x] & keep[x]) ^ lookup(factor[i].ab, factor[i].c, sel[x]);
         rows[i][x] = is_q ? pivot[x] : updated;
       }
     }
-    if (q / kRowsPerWarp == warp) used |= 1u << (q % kRowsPerWarp);
+    if (q / RPW == warp) used |= 1u << (q % RPW);
     if (tid == 0) {
       row_of_step[p] = static_cast<std::uint16_t>(q);
       step_of_row[q] = static_cast<std::uint16_t>(p);
@@ -205,8 +204,8 @@ __global__ void __launch_bounds__(WPL * 16 * 32) invert_kernel(const InvertJob* 
 
   // inverse[step of r][row of step l] = R[r][l]
 #pragma unroll
-  for (int i = 0; i < kRowsPerWarp; ++i) {
-    const std::uint32_t r = warp * kRowsPerWarp + i;
+  for (int i = 0; i < RPW; ++i) {
+    const std::uint32_t r = warp * RPW + i;
     if (r >= n) break;
     std::uint8_t* out = job.inverse + std::size_t{step_of_row[r]} * job.inverse_pitch;
 #pragma unroll
@@ -272,12 +271,11 @@ std::vector<bool> BatchDecoder::decode(std::span<const DecodeJob> jobs, cudaStre
   check(cudaMemsetAsync(device_flags_.get(), 0, count * sizeof(int), stream), "clearing decode results");
 
   auto* flags = reinterpret_cast<int*>(device_flags_.get());
-  const unsigned threads = 32 * ((max_n + kRowsPerWarp - 1) / kRowsPerWarp);
   for (std::size_t first = 0; first < count; first += 65535) {
     const auto blocks = static_cast<unsigned>(std::min<std::size_t>(65535, count - first));
     const auto* block_jobs = reinterpret_cast<const InvertJob*>(device_jobs_.get()) + first;
-    if (max_n > 128) invert_kernel<2><<<blocks, threads, 0, stream>>>(block_jobs, flags + first);
-    else invert_kernel<1><<<blocks, threads, 0, stream>>>(block_jobs, flags + first);
+    if (max_n > 128) invert_kernel<2, 8><<<blocks, 32 * ((max_n + 7) / 8), 0, stream>>>(block_jobs, flags + first);
+    else invert_kernel<1, 16><<<blocks, 32 * ((max_n + 15) / 16), 0, stream>>>(block_jobs, flags + first);
     check_launch("invert");
   }
   check(cudaMemcpyAsync(host_flags_.get(), flags, count * sizeof(int), cudaMemcpyDeviceToHost, stream),
