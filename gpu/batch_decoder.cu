@@ -95,7 +95,7 @@ struct alignas(16) Tables {
 
 template <int WPL, int RPW>
 __global__ void __launch_bounds__(kMaxN / RPW * 32) invert_kernel(const InvertJob* jobs, int* singular) {
-  static_assert(RPW % 4 == 0 && RPW <= 32);
+  static_assert((RPW == 8 || RPW == 16) && WPL >= 1 && WPL <= 2);
   __shared__ Tables of[256], inverse_of[256];  // split tables of c and of 1/c
   __shared__ std::uint32_t cand[2][kMaxWarps];                 // candidate row of each warp, or kNone
   __shared__ std::uint32_t cand_rows[2][kMaxWarps][32 * WPL];  // its words, as the lanes hold them
@@ -124,24 +124,41 @@ __global__ void __launch_bounds__(kMaxN / RPW * 32) invert_kernel(const InvertJo
     }
   }
 
+  // Column p of this warp's rows, four to a word (row 4k + b in byte b of word k), as lane
+  // (p / 4) % 32 holds them.
+  auto gather_column = [&](std::uint32_t p, std::uint32_t (&column)[RPW / 4]) {
+    const std::uint32_t x = p >> 7, pair = (p & 3) | ((4 + (p & 3)) << 4);
+    auto two = [&](int i) { return __byte_perm(word_at<WPL>(rows[i], x), word_at<WPL>(rows[i + 1], x), pair); };
+#pragma unroll
+    for (int k = 0; k < RPW / 4; ++k) column[k] = __byte_perm(two(4 * k), two(4 * k + 2), 0x5410);
+  };
   // Posts this warp's first unused row with a non-zero in column p, and its words, to slot.
   auto post_candidate = [&](std::uint32_t p, unsigned slot) {
-    const std::uint32_t x = p >> 7, sel = 0x4440u | (p & 3);
-    std::uint32_t nonzero = 0;
+    std::uint32_t column[RPW / 4], nonzero = 0;
+    gather_column(p, column);
 #pragma unroll
-    for (int i = 0; i < RPW; ++i)
-      if (__byte_perm(word_at<WPL>(rows[i], x), 0, sel) != 0) nonzero |= 1u << i;
+    for (int k = 0; k < RPW / 4; ++k) {
+      // 0x80 in each non-zero byte, then the four flags gathered into bits 0-3 by one multiply.
+      const std::uint32_t w = column[k], high = (w | ((w & 0x7F7F7F7Fu) + 0x7F7F7F7Fu)) & 0x80808080u;
+      nonzero |= (((high >> 7) * 0x01020408u) >> 24) << (4 * k);
+    }
     nonzero = __shfl_sync(kFull, nonzero, (p >> 2) & 31) & ~used;
     if (lane == 0) cand[slot][warp] = nonzero ? warp * RPW + __ffs(nonzero) - 1 : kNone;
     if (nonzero == 0) return;
     const int first = __ffs(nonzero) - 1;
 #pragma unroll
-    for (int x2 = 0; x2 < WPL; ++x2) {
-      std::uint32_t v = 0;
+    for (int x = 0; x < WPL; ++x) {
+      // A tree of selects on the bits of first.
+      std::uint32_t a[RPW / 2], b[RPW / 4], c[RPW / 8];
 #pragma unroll
-      for (int i = 0; i < RPW; ++i)
-        if (i == first) v = rows[i][x2];
-      cand_rows[slot][warp][lane + 32 * x2] = v;
+      for (int i = 0; i < RPW / 2; ++i) a[i] = first & 1 ? rows[2 * i + 1][x] : rows[2 * i][x];
+#pragma unroll
+      for (int i = 0; i < RPW / 4; ++i) b[i] = first & 2 ? a[2 * i + 1] : a[2 * i];
+#pragma unroll
+      for (int i = 0; i < RPW / 8; ++i) c[i] = first & 4 ? b[2 * i + 1] : b[2 * i];
+      std::uint32_t v = c[0];
+      if constexpr (RPW == 16) v = first & 8 ? c[1] : c[0];
+      cand_rows[slot][warp][lane + 32 * x] = v;
     }
   };
 
@@ -153,11 +170,10 @@ __global__ void __launch_bounds__(kMaxN / RPW * 32) invert_kernel(const InvertJo
     // First what does not depend on the pivot row, so its latency overlaps the pivot's: column p of
     // this warp's rows (gathered in lane lp four rows to a word, shuffled to all) and each row's
     // factor tables.
-    const std::uint32_t pair = (p & 3) | ((4 + (p & 3)) << 4);
-    auto two = [&](int i) { return __byte_perm(word_at<WPL>(rows[i], xp), word_at<WPL>(rows[i + 1], xp), pair); };
     std::uint32_t column[RPW / 4];
+    gather_column(p, column);
 #pragma unroll
-    for (int k = 0; k < RPW / 4; ++k) column[k] = __shfl_sync(kFull, __byte_perm(two(4 * k), two(4 * k + 2), 0x5410), lp);
+    for (int k = 0; k < RPW / 4; ++k) column[k] = __shfl_sync(kFull, column[k], lp);
     Tables factor[RPW];
 #pragma unroll
     for (int i = 0; i < RPW; ++i) factor[i] = of[__byte_perm(column[i / 4], 0, 0x4440u | (i & 3))];
@@ -278,26 +294,24 @@ std::vector<bool> BatchDecoder::decode(std::span<const DecodeJob> jobs, cudaStre
     else invert_kernel<1, 16><<<blocks, 32 * ((max_n + 15) / 16), 0, stream>>>(block_jobs, flags + first);
     check_launch("invert");
   }
-  check(cudaMemcpyAsync(host_flags_.get(), flags, count * sizeof(int), cudaMemcpyDeviceToHost, stream),
-        "reading decode results");
-  check(cudaStreamSynchronize(stream), "inverting coefficient matrices");
-
-  // Only full-rank jobs touch their outputs.
-  std::vector<bool> ok(count);
-  const auto* singular = reinterpret_cast<const int*>(host_flags_.get());
+  // The product follows on the stream at once; a job the inversion found singular is skipped on the
+  // device, so its outputs stay as they were.
   batch_.clear();
   for (std::size_t i = 0; i < count; ++i) {
-    ok[i] = singular[i] == 0;
-    if (!ok[i]) continue;
     const std::size_t n = jobs[i].coefs.rows;
     batch_.add({ConstDeviceMatrixRef(inverses_.ref().row(i * max_n), n, n, inverses_.pitch()), jobs[i].payloads,
-                jobs[i].out});
+                jobs[i].out},
+               flags + i);
   }
-  if (batch_.size() == 0) return ok;
   Kernel kernel = kernel_;
-  if (kernel == Kernel::automatic) kernel = fastest_kernel(max_n, max_n, max_len, batch_.size());
-  batch_.multiply(kernel, false, stream, kernel == Kernel::prmt ? tile_for(batch_.size(), max_n, max_len) : std::nullopt);
-  check(cudaStreamSynchronize(stream), "multiplying payloads by the inverses");
+  if (kernel == Kernel::automatic) kernel = fastest_kernel(max_n, max_n, max_len, count);
+  batch_.multiply(kernel, false, stream, kernel == Kernel::prmt ? tile_for(count, max_n, max_len) : std::nullopt);
+  check(cudaMemcpyAsync(host_flags_.get(), flags, count * sizeof(int), cudaMemcpyDeviceToHost, stream),
+        "reading decode results");
+  check(cudaStreamSynchronize(stream), "decoding");
+  std::vector<bool> ok(count);
+  const auto* singular = reinterpret_cast<const int*>(host_flags_.get());
+  for (std::size_t i = 0; i < count; ++i) ok[i] = singular[i] == 0;
   return ok;
 }
 

@@ -84,7 +84,7 @@ std::optional<detail::KernelProblem> checked(const Product& product) {
     throw std::invalid_argument("GPU multiply: coefficient matrix needs a device pointer and a pitch of at least k");
   require_kernel_layout(src, "GPU multiply sources");
   require_kernel_layout(dst, "GPU multiply outputs");
-  return detail::KernelProblem{coefs.data, coefs.pitch, src.data, src.pitch, dst.data, dst.pitch, m, k, len};
+  return detail::KernelProblem{coefs.data, coefs.pitch, src.data, src.pitch, dst.data, dst.pitch, m, k, len, nullptr};
 }
 
 PrmtTile checked_tile(std::optional<PrmtTile> tile, std::size_t m) {
@@ -120,8 +120,9 @@ void multiply(Kernel kernel, const Product& product, bool accumulate, cudaStream
   launch(kernel, args, problem->k, t, stream);
 }
 
-void ProductBatch::add(const Product& product) {
-  if (const auto problem = checked(product)) {
+void ProductBatch::add(const Product& product, const int* skip) {
+  if (auto problem = checked(product)) {
+    problem->skip = skip;
     problems_.push_back(*problem);
     max_m_ = std::max(max_m_, problem->m);
     max_len_ = std::max(max_len_, problem->len);

@@ -64,8 +64,9 @@ void multiply(Kernel kernel, const Product& product, bool accumulate, cudaStream
 // since the next multiply() reuses the device copy.
 class ProductBatch {
  public:
-  // Validates as multiply() does (std::invalid_argument); empty products are dropped.
-  void add(const Product& product);
+  // Validates as multiply() does (std::invalid_argument); empty products are dropped. skip, when not
+  // null, is a device int: if it is non-zero when the launch runs, this product is left alone.
+  void add(const Product& product, const int* skip = nullptr);
   void clear();
   std::size_t size() const { return problems_.size(); }
   // Enqueues every product added since the last clear(); tile defaults to the one for the largest m.

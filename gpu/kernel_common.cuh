@@ -8,9 +8,11 @@
 namespace ncast::gpu::detail {
 
 // The problem this block works on, by value: a reference into the parameter space would make the
-// compiler copy the whole argument block to the stack.
+// compiler copy the whole argument block to the stack. A skipped problem has no outputs.
 __device__ inline KernelProblem block_problem(const KernelArgs& args, unsigned z) {
-  return args.batch != nullptr ? args.batch[z] : args.one;
+  KernelProblem p = args.batch != nullptr ? args.batch[z] : args.one;
+  if (p.skip != nullptr && *p.skip != 0) p.m = 0;
+  return p;
 }
 
 // Multiplication by x (= 2) in GF(2^8) mod 0x11D.

@@ -8,7 +8,9 @@
 
 namespace ncast::gpu::detail {
 
-// m outputs of len bytes from k sources.
+// m outputs of len bytes from k sources. When skip is not null and the device int it points to is
+// non-zero when the kernel runs, the product is left alone (a decode job that an earlier kernel of
+// the stream found singular), so no host round trip has to sit between the two.
 struct KernelProblem {
   const std::uint8_t* coefs;
   std::size_t coef_pitch;
@@ -17,6 +19,7 @@ struct KernelProblem {
   std::uint8_t* dst;
   std::size_t dst_pitch;
   std::size_t m, k, len;
+  const int* skip;
 };
 
 // `count` problems, taken from the device array `batch` when it is not null, else `one` (count 1);
