@@ -21,6 +21,7 @@
 #include "coding/rlnc/decoder.hpp"
 #include "gpu/batch_decoder.hpp"
 #include "gpu/batch_encoder.hpp"
+#include "gpu/progressive_decoder.hpp"
 #include "gpu/rs_device.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_engine.hpp"
@@ -275,7 +276,7 @@ void run_batch_encode_case(std::size_t segments, const CommonOptions& common, Re
   r["bench"] = "gpu";
   r["case"] = "rlnc-batch";
   r["backend"] = "cuda";
-  r["level"] = "prmt";
+  r["level"] = "auto";
   r["n"] = n;
   r["m"] = requests.size();
   r["len"] = len;
@@ -311,16 +312,22 @@ void run_decode_case(std::size_t count, const CommonOptions& common, Reporter& r
   }
   stream.synchronize("preparing the decode benchmark");
 
-  gpu::BatchDecoder decoder;
-  const auto ok = decoder.decode(jobs, stream.get());
-  for (std::size_t g = 0; g < count; ++g) {
-    if (!ok[g]) continue;  // a singular draw (p ≈ 1/256) is decoded by nobody
-    std::vector<std::uint8_t> got(n * len);
-    std::vector<std::uint8_t*> rows;
-    for (std::size_t i = 0; i < n; ++i) rows.push_back(got.data() + i * len);
-    outs[g].download(rows.data(), stream.get());
-    stream.synchronize("checking the decode");
-    if (got != host_sources[g]) throw std::runtime_error("GPU decode of generation " + std::to_string(g) + " is wrong");
+  // The decoder with the automatic product kernel, and with the prmt product for comparison; each
+  // checked against the sources before it is timed.
+  gpu::BatchDecoder decoder, prmt_decoder(Kernel::prmt);
+  for (gpu::BatchDecoder* d : {&decoder, &prmt_decoder}) {
+    for (auto& o : outs) gpu::check(cudaMemset2D(o.ref().data, o.pitch(), 0xA5, o.cols(), o.rows()), "poisoning outputs");
+    gpu::check(cudaDeviceSynchronize(), "poisoning outputs");
+    const auto ok = d->decode(jobs, stream.get());
+    for (std::size_t g = 0; g < count; ++g) {
+      if (!ok[g]) continue;  // a singular draw (p ≈ 1/256) is decoded by nobody
+      std::vector<std::uint8_t> got(n * len);
+      std::vector<std::uint8_t*> rows;
+      for (std::size_t i = 0; i < n; ++i) rows.push_back(got.data() + i * len);
+      outs[g].download(rows.data(), stream.get());
+      stream.synchronize("checking the decode");
+      if (got != host_sources[g]) throw std::runtime_error("GPU decode of generation " + std::to_string(g) + " is wrong");
+    }
   }
 
   // The CPU decodes the same symbols (explicit coefficient vectors), generations spread over threads.
@@ -344,26 +351,122 @@ void run_decode_case(std::size_t count, const CommonOptions& common, Reporter& r
   const double bytes = static_cast<double>(count * n * len);
   const double anchor = host_gb_per_s(cpu_all_threads, bytes, common.seconds);
   const std::string anchor_name = "cpu rlnc::Decoder x" + std::to_string(threads) + " threads";
-  const double rate = host_gb_per_s([&] { decoder.decode(jobs, stream.get()); }, bytes, common.seconds);
-  const double one_rate =
-      host_gb_per_s([&] { decoder.decode(std::span(jobs).first(1), stream.get()); }, static_cast<double>(n * len),
-                    common.seconds);
-  for (const auto& [name, gens, r] : {std::tuple{"decode", count, rate}, std::tuple{"decode-one", std::size_t{1}, one_rate}}) {
+  auto level = [&](Kernel product, std::size_t gens) {
+    if (product == Kernel::automatic) product = gpu::fastest_kernel(n, n, len, gens);
+    return "gauss-jordan + " + std::string(gpu::to_string(product));
+  };
+  struct Timed {
+    const char* name;
+    std::size_t gens;
+    gpu::BatchDecoder* decoder;
+    Kernel product;
+  };
+  for (const Timed& t : {Timed{"decode", count, &decoder, Kernel::automatic}, Timed{"decode", count, &prmt_decoder, Kernel::prmt},
+                         Timed{"decode-one", 1, &decoder, Kernel::automatic}}) {
+    const auto some = std::span(jobs).first(t.gens);
+    const double r = host_gb_per_s([&] { t.decoder->decode(some, stream.get()); }, static_cast<double>(t.gens * n * len),
+                                   common.seconds);
     Record rec;
     rec["bench"] = "gpu";
-    rec["case"] = name;
+    rec["case"] = t.name;
     rec["backend"] = "cuda";
-    rec["level"] = "gauss-jordan + prmt";
+    rec["level"] = level(t.product, t.gens);
+    rec["decoder_kernel"] = std::string(gpu::to_string(t.product));  // what BatchDecoder was given
     rec["n"] = n;
-    rec["m"] = gens;
+    rec["m"] = t.gens;
     rec["len"] = len;
     rec["counts"] = "decoded output";
     rec["gb_per_s"] = r;
-    rec["us_per_call"] = static_cast<double>(gens * n * len) / (r * 1e3);
+    rec["us_per_call"] = static_cast<double>(t.gens * n * len) / (r * 1e3);
     rec["anchor"] = anchor_name;
     rec["anchor_gb_per_s"] = anchor;
     reporter.emit(std::move(rec));
   }
+}
+
+// Progressive decode of `count` generations (n=128 × 4096 bytes) on the device, as a swarm's peers
+// receive: seeded dense coded symbols (n + 2 per generation) arriving 32 per generation at a time
+// for all generations at once; timed from the first arrival to the last generation's completion
+// (reopening the generations is outside the timing). Beside the CPU's rlnc::Decoder on every hardware
+// thread decoding the same symbols, coefficients drawn from the seeds on both sides.
+void run_progressive_case(std::size_t count, const CommonOptions& common, Reporter& reporter) {
+  constexpr std::size_t n = 128, len = 4096, extra = 2, per_call = 32;
+  const rlnc::GenerationLayout layout(n, len, n * len);
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<rlnc::SourceBlock> blocks;
+  for (std::size_t g = 0; g < count; ++g) blocks.emplace_back(layout, random_bytes(n * len, common.seed + g));
+  auto seeds_of = [&](std::size_t g) { return rlnc::SeedContext{rlnc::coefficient_seed(2, 3), static_cast<std::uint32_t>(g)}; };
+  std::vector<std::vector<rlnc::CodedSymbol>> symbols(count);
+  {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        for (std::size_t g = t; g < count; g += threads) {
+          const rlnc::Encoder encoder(blocks[g], seeds_of(g), {.systematic = false});
+          for (std::uint32_t i = 0; i < n + extra; ++i) symbols[g].push_back(encoder.produce(i));
+        }
+      });
+    for (auto& t : pool) t.join();
+  }
+
+  gpu::ProgressiveDecoder decoder;
+  std::vector<std::vector<gpu::ProgressiveDecoder::Arrival>> calls;
+  for (std::size_t first = 0; first < n + extra; first += per_call) {
+    calls.emplace_back();
+    for (std::size_t g = 0; g < count; ++g)
+      for (std::size_t i = first; i < std::min(first + per_call, n + extra); ++i)
+        calls.back().push_back({static_cast<std::uint32_t>(g), symbols[g][i].view()});
+  }
+  std::vector<gpu::ProgressiveDecoder::Outcome> outcomes;
+  auto decode_all = [&] {
+    for (std::size_t g = 0; g < count; ++g) decoder.open(static_cast<std::uint32_t>(g), layout, seeds_of(g));
+    using clock = std::chrono::steady_clock;
+    const auto begin = clock::now();
+    for (const auto& arrivals : calls) {
+      outcomes.resize(arrivals.size());
+      decoder.add(arrivals, outcomes);
+    }
+    return std::chrono::duration<double>(clock::now() - begin).count();
+  };
+  decode_all();
+  for (std::size_t g = 0; g < count; ++g) {
+    std::vector<std::uint8_t> got(n * len);
+    decoder.download(static_cast<std::uint32_t>(g), got);
+    if (!std::equal(got.begin(), got.end(), blocks[g].bytes().begin()))
+      throw std::runtime_error("GPU progressive decode of generation " + std::to_string(g) + " is wrong");
+  }
+  std::vector<double> seconds;
+  for (int t = 0; t < 5; ++t) seconds.push_back(decode_all());
+  std::nth_element(seconds.begin(), seconds.begin() + 2, seconds.end());
+  const double bytes = static_cast<double>(count * n * len), rate = bytes / seconds[2] / 1e9;
+
+  std::vector<std::vector<std::uint8_t>> cpu_out(count, std::vector<std::uint8_t>(n * len));
+  auto cpu_all_threads = [&] {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        for (std::size_t g = t; g < count; g += threads) {
+          rlnc::Decoder d(layout, cpu_out[g], seeds_of(g));
+          for (const auto& s : symbols[g]) d.add(s.view());
+        }
+      });
+    for (auto& t : pool) t.join();
+  };
+  const double anchor = host_gb_per_s(cpu_all_threads, bytes, common.seconds);
+  Record rec;
+  rec["bench"] = "gpu";
+  rec["case"] = "decode-progressive";
+  rec["backend"] = "cuda";
+  rec["level"] = "progressive + auto";
+  rec["n"] = n;
+  rec["m"] = count;
+  rec["len"] = len;
+  rec["counts"] = "decoded output, seeded symbols 32 per generation per call";
+  rec["gb_per_s"] = rate;
+  rec["us_per_call"] = seconds[2] * 1e6;
+  rec["anchor"] = "cpu rlnc::Decoder x" + std::to_string(threads) + " threads";
+  rec["anchor_gb_per_s"] = anchor;
+  reporter.emit(std::move(rec));
 }
 
 // Device-resident RS 10+4 through DeviceRsCodec (the codec's Cauchy matrix): encode, and rebuilding
@@ -406,7 +509,7 @@ void run_rs_codec_case(std::size_t len, const CommonOptions& common, Reporter& r
     r["bench"] = "gpu";
     r["case"] = name;
     r["backend"] = "cuda";
-    r["level"] = "prmt";
+    r["level"] = "auto";
     r["k"] = k;
     r["m"] = m;
     r["len"] = len;
@@ -416,7 +519,8 @@ void run_rs_codec_case(std::size_t len, const CommonOptions& common, Reporter& r
   }
 }
 
-const std::vector<std::string> kCases = {"rlnc128", "rlnc32", "rs-device", "rs-host", "rs-codec", "rlnc-batch", "decode"};
+const std::vector<std::string> kCases = {"rlnc128", "rlnc32", "rs-device", "rs-host", "rs-codec", "rlnc-batch", "decode",
+                                         "decode-progressive"};
 
 }  // namespace
 
@@ -427,9 +531,9 @@ int run_gpu(int argc, char** argv) {
   std::size_t coded = 16384, rs_len = std::size_t{32} << 20;
   po::options_description desc("ncast-bench gpu options");
   desc.add_options()
-    ("case", po::value(&cases)->multitoken(), "cases: rlnc128 rlnc32 rs-device rs-host rs-codec rlnc-batch decode (default: all)")
+    ("case", po::value(&cases)->multitoken(), "cases: rlnc128 rlnc32 rs-device rs-host rs-codec rlnc-batch decode decode-progressive (default: all)")
     ("kernel", po::value(&kernel_names)->multitoken(),
-     "kernels: nuclei-loop gibraltar-logexp product-table prmt (default: all)")
+     "kernels: nuclei-loop gibraltar-logexp product-table prmt bitslice auto (default: all)")
     ("all-tiles", po::bool_switch(&all_tiles), "also time every compiled prmt tile in the RLNC cases")
     ("coded", po::value(&coded)->default_value(coded), "coded blocks per launch in the RLNC cases")
     ("rs-bytes", po::value(&rs_len)->default_value(rs_len), "bytes per shard in the RS cases");
@@ -468,6 +572,7 @@ int run_gpu(int argc, char** argv) {
     if (c == "rs-codec") run_rs_codec_case(rs_len, common, reporter);
     if (c == "rlnc-batch") run_batch_encode_case(64, common, reporter);
     if (c == "decode") run_decode_case(264, common, reporter);
+    if (c == "decode-progressive") run_progressive_case(264, common, reporter);
   }
   return 0;
 }
