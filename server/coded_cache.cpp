@@ -4,7 +4,7 @@
 
 namespace ncast::server {
 
-CodedCache::CodedCache(Engine& engine, std::size_t budget_bytes) : engine_(engine), budget_(budget_bytes) {}
+CodedCache::CodedCache(ChunkCoder& coder, std::size_t budget_bytes) : coder_(coder), budget_(budget_bytes) {}
 
 HostBuffer CodedCache::take_buffer(std::size_t bytes) {
   auto it = free_.find(bytes);
@@ -15,7 +15,7 @@ HostBuffer CodedCache::take_buffer(std::size_t bytes) {
     return b;
   }
   // Page-locked allocations are slow on CUDA, so buffers are recycled rather than freed.
-  return allocate_host(engine_.backend(), bytes);
+  return allocate_host(coder_.backend(), bytes);
 }
 
 void CodedCache::release(Entry& e) {
@@ -50,18 +50,8 @@ void CodedCache::evict_beyond_budget(std::uint64_t keep) {
 }
 
 void CodedCache::produce(const GenerationRef& g, std::size_t chunk, HostBuffer& out) {
-  const std::size_t n = g.n_s, L = g.symbol_size;
-  coefs_.resize(kChunk * n);
-  const std::uint32_t first = static_cast<std::uint32_t>(chunk * kChunk);
-  for (std::size_t i = 0; i < kChunk; ++i)
-    rlnc::draw_coefficients(g.seeds, (g.epoch << 16) | (first + static_cast<std::uint32_t>(i)), g.density,
-                            {coefs_.data() + i * n, n});
-  ins_.resize(n);
-  for (std::size_t s = 0; s < n; ++s) ins_[s] = g.block + s * L;
-  outs_.resize(kChunk);
-  for (std::size_t i = 0; i < kChunk; ++i) outs_[i] = out.data() + i * L;
   const auto t0 = std::chrono::steady_clock::now();
-  engine_.multiply(coefs_.data(), kChunk, n, ins_.data(), outs_.data(), L, false);
+  coder_.code(g, static_cast<std::uint32_t>(chunk * kChunk), kChunk, out.data());
   stats_.engine_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++stats_.engine_calls;
   stats_.symbols_coded += kChunk;

@@ -1,5 +1,5 @@
 #pragma once
-// Coded symbols of segments, produced by the coding engine in chunks and shared by every session:
+// Coded symbols of segments, produced in chunks by a ChunkCoder and shared by every session:
 // seeded symbol j of a segment is the same bytes for every peer, so it is coded once however many
 // peers receive it (Nuclei's streaming server, seed 002 section V.D). Segments are evicted least
 // recently used first when the cache exceeds its byte budget; an evicted chunk is simply coded again,
@@ -12,36 +12,24 @@
 #include <unordered_map>
 #include <vector>
 
-#include "coding/engine.hpp"
 #include "coding/host_memory.hpp"
-#include "coding/rlnc/coefficients.hpp"
+#include "server/chunk_coder.hpp"
 
 namespace ncast::server {
 
 struct CacheStats {
-  std::uint64_t symbols_coded = 0;   // by the engine
+  std::uint64_t symbols_coded = 0;   // by the coder
   std::uint64_t engine_calls = 0;
   double engine_seconds = 0;
   std::uint64_t hits = 0, misses = 0, evictions = 0;
   std::size_t bytes = 0;             // held now
 };
 
-// One generation as the cache needs it.
-struct GenerationRef {
-  std::uint64_t key;                   // unique per (stream, segment)
-  const std::uint8_t* block;           // n_s·L octets of padded source
-  std::size_t n_s;
-  std::size_t symbol_size;
-  rlnc::SeedContext seeds;
-  std::uint32_t epoch;                 // coded index = epoch << 16 | j
-  rlnc::Density density;
-};
-
 class CodedCache {
  public:
   static constexpr std::size_t kChunk = 16;  // symbols coded per engine call
 
-  CodedCache(Engine& engine, std::size_t budget_bytes);
+  CodedCache(ChunkCoder& coder, std::size_t budget_bytes);
 
   // The L-octet payload of coded symbol j (< 65536) of g; valid until the next call.
   const std::uint8_t* get(const GenerationRef& g, std::uint32_t j);
@@ -49,7 +37,7 @@ class CodedCache {
   void forget(std::uint64_t key);
 
   const CacheStats& stats() const { return stats_; }
-  Engine& engine() { return engine_; }
+  ChunkCoder& coder() { return coder_; }
 
  private:
   struct Entry {
@@ -61,16 +49,13 @@ class CodedCache {
   void release(Entry& e);
   void evict_beyond_budget(std::uint64_t keep);
 
-  Engine& engine_;
+  ChunkCoder& coder_;
   std::size_t budget_;
   std::unordered_map<std::uint64_t, Entry> entries_;
   std::list<std::uint64_t> lru_;  // front = most recent
   std::multimap<std::size_t, HostBuffer> free_;  // spare chunk buffers by size
   std::size_t free_bytes_ = 0;
   CacheStats stats_;
-  std::vector<std::uint8_t> coefs_;
-  std::vector<const std::uint8_t*> ins_;
-  std::vector<std::uint8_t*> outs_;
 };
 
 }  // namespace ncast::server

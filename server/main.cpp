@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "coding/engine.hpp"
+#include "server/chunk_coder.hpp"
 #include "server/coded_cache.hpp"
 #include "server/ingest.hpp"
 #include "server/media_stream.hpp"
@@ -37,7 +38,8 @@ std::uint32_t random_server_id() {
 class App {
  public:
   explicit App(const ServerOptions& o)
-      : options_(o), engine_(make_engine(o.backend)), cache_(*engine_, o.coded_cache_mb << 20),
+      : options_(o), engine_(make_engine(o.backend)), coder_(make_chunk_coder(*engine_, o.device_memory_mb << 20)),
+        cache_(*coder_, o.coded_cache_mb << 20),
         identity_(o.identity.empty() ? proto::Ed25519Identity::generate()
                                      : proto::Ed25519Identity::load_or_create(o.identity)),
         server_id_(o.server_id.value_or(random_server_id())), stats_timer_(io_), signals_(io_, SIGINT, SIGTERM) {
@@ -111,7 +113,7 @@ class App {
     g.send_errors = sc.send_errors;
     g.packets_out = sc.packets_out;
     g.bytes_out = sc.bytes_out;
-    g.engine = engine_->description();
+    g.engine = coder_->description();
     g.uptime_s = std::chrono::duration<double>(Clock::now() - server_->started()).count();
     return g;
   }
@@ -133,7 +135,7 @@ class App {
     j["metrics"] = http_ ? nlohmann::json(http_->local().to_string()) : nlohmann::json(nullptr);
     j["server_id"] = server_id_;
     j["identity"] = proto::to_hex(identity_.public_key());
-    j["engine"] = engine_->description();
+    j["engine"] = coder_->description();
     j["gso"] = server_->gso();
     j["n"] = options_.n;
     j["symbol_size"] = options_.symbol_size;
@@ -165,6 +167,7 @@ class App {
   ServerOptions options_;
   asio::io_context io_;
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<ChunkCoder> coder_;
   CodedCache cache_;
   proto::Ed25519Identity identity_;
   std::uint32_t server_id_;

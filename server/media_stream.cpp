@@ -45,13 +45,20 @@ void MediaStream::append(std::span<const std::uint8_t> data) {
                                 std::to_string(segment_bytes()) + " expected)");
   Segment s;
   s.n_s = (data.size() + L - 1) / L;
-  s.block = allocate_host(cache_.engine().backend(), s.n_s * L);
+  s.block = allocate_host(cache_.coder().backend(), s.n_s * L);
   std::memcpy(s.block.data(), data.data(), data.size());
   std::memset(s.block.data() + data.size(), 0, s.n_s * L - data.size());
   s.descriptor.size = static_cast<std::uint32_t>(data.size());
   s.descriptor.hash = proto::sha256(data);
   segments_.push_back(std::move(s));
   bytes_ += data.size();
+  cache_.coder().add(generation(segment_count() - 1));
+}
+
+GenerationRef MediaStream::generation(std::uint32_t segment) const {
+  const Segment& s = segments_[segment];
+  return {cache_base_ | segment, s.block.data(), s.n_s, info_.symbol_size, s.descriptor.size,
+          rlnc::SeedContext{seed_, segment}, epoch_, density_};
 }
 
 bool MediaStream::write_systematic(std::uint32_t segment, std::uint32_t i, proto::Writer& w) {
@@ -64,10 +71,7 @@ bool MediaStream::write_systematic(std::uint32_t segment, std::uint32_t i, proto
 
 bool MediaStream::write_coded(std::uint32_t segment, std::uint32_t j, proto::Writer& w) {
   if (segment >= segments_.size() || j >= 65536) return false;
-  const Segment& s = segments_[segment];
-  const GenerationRef g{cache_base_ | segment, s.block.data(), s.n_s, info_.symbol_size,
-                        rlnc::SeedContext{seed_, segment}, epoch_, density_};
-  const std::uint8_t* payload = cache_.get(g, j);
+  const std::uint8_t* payload = cache_.get(generation(segment), j);
   proto::write_coded_header(w, {segment, proto::WireKind::seeded,
                                 static_cast<std::uint16_t>(density_.threshold() - 1), (epoch_ << 16) | j});
   w.bytes({payload, info_.symbol_size});

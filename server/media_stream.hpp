@@ -1,6 +1,6 @@
 #pragma once
-// A stream the server encodes: its segments resident in host memory suited to the engine (page-locked
-// for CUDA), each with its SHA-256, and coded symbols from the shared CodedCache. Segments are appended
+// A stream the server encodes: its segments in host memory suited to the coder (page-locked for CUDA,
+// and then also resident on the GPU), each with its SHA-256, and coded symbols from the shared CodedCache. Segments are appended
 // by ingest (all at once for a file, as data arrives for a live source) and never change afterwards.
 #include <cstddef>
 #include <cstdint>
@@ -38,6 +38,8 @@ class MediaStream final : public SymbolSource {
   std::size_t segment_bytes() const { return std::size_t{info_.n} * info_.symbol_size; }
 
  private:
+  GenerationRef generation(std::uint32_t segment) const;
+
   struct Segment {
     HostBuffer block;  // n_s·L, zero padded
     std::size_t n_s;

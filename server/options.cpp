@@ -71,7 +71,8 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
       ("symbol-size", po::value(&o.symbol_size)->default_value(1024), "octets per symbol, L; a segment is n·L octets")
       ("density", po::value(&o.density)->default_value(1.0), "fraction of non-zero coefficients in coded symbols, (0, 1]")
       ("backend", po::value(&backend)->default_value("auto"), "coding engine: auto, cpu or cuda")
-      ("coded-cache-mb", po::value(&o.coded_cache_mb)->default_value(256), "memory for coded symbols shared by sessions");
+      ("coded-cache-mb", po::value(&o.coded_cache_mb)->default_value(256), "memory for coded symbols shared by sessions")
+      ("device-memory-mb", po::value(&o.device_memory_mb)->default_value(8192), "GPU memory for resident segments (CUDA backend)");
   po::options_description network("Network");
   network.add_options()
       ("listen", po::value(&listen)->default_value("127.0.0.1:7700"), "UDP address to serve on (port 0 picks one)")
@@ -151,7 +152,8 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
   in_range("window", window, 1u, 64u);
   if (!(o.config.redundancy >= 0 && o.config.redundancy <= 10)) throw std::invalid_argument("--redundancy must be in 0..10");
   if (!(idle_timeout > 0 && idle_timeout <= 3600)) throw std::invalid_argument("--idle-timeout must be in (0, 3600] seconds");
-  if (o.coded_cache_mb == 0) throw std::invalid_argument("--coded-cache-mb must be at least 1");
+  if (o.coded_cache_mb == 0 || o.device_memory_mb == 0)
+    throw std::invalid_argument("--coded-cache-mb and --device-memory-mb must be at least 1");
   if (o.config.max_sessions == 0) throw std::invalid_argument("--max-sessions must be at least 1");
   if (!(o.config.retry_rate > 0) || !(o.config.join_rate > 0)) throw std::invalid_argument("--retry-rate and --join-rate must be positive");
   if (o.config.token_lifetime_s == 0) throw std::invalid_argument("--token-lifetime must be at least 1");

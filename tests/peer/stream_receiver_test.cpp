@@ -15,7 +15,7 @@ namespace ncast::peer {
 namespace {
 
 struct Source {
-  Source(std::uint32_t server_id, const std::vector<std::uint8_t>& media) : cache(engine, 1 << 20) {
+  Source(std::uint32_t server_id, const std::vector<std::uint8_t>& media) : coder(server::make_engine_chunk_coder(engine)), cache(*coder, 1 << 20) {
     stream = std::make_unique<server::MediaStream>(
         server::StreamInfo{"s", server::stream_id_of("s"), server_id, 16, 32, 0, false}, cache);
     for (std::size_t off = 0; off < media.size(); off += stream->segment_bytes())
@@ -49,6 +49,7 @@ struct Source {
     return b;
   }
   CpuEngine engine;
+  std::unique_ptr<server::ChunkCoder> coder;
   server::CodedCache cache;
   std::unique_ptr<server::MediaStream> stream;
 };

@@ -29,9 +29,10 @@ TEST(CodedCache, SymbolsMatchTheirDefinitionAndSurviveEviction) {
   for (auto* v : {&a, &b})
     for (auto& x : *v) x = static_cast<std::uint8_t>(rng());
   // Budget for two chunks only: touching a third generation evicts the least recent one.
-  CodedCache cache(engine, 2 * CodedCache::kChunk * L);
-  const GenerationRef ga{1, a.data(), n, L, {0x0102030405060708ull, 3}, 77, rlnc::Density::dense()};
-  const GenerationRef gb{2, b.data(), n, L, {0x1112131415161718ull, 4}, 78, rlnc::Density::from_fraction(0.3)};
+  auto coder = make_engine_chunk_coder(engine);
+  CodedCache cache(*coder, 2 * CodedCache::kChunk * L);
+  const GenerationRef ga{1, a.data(), n, L, n * L, {0x0102030405060708ull, 3}, 77, rlnc::Density::dense()};
+  const GenerationRef gb{2, b.data(), n, L, n * L, {0x1112131415161718ull, 4}, 78, rlnc::Density::from_fraction(0.3)};
   for (std::uint32_t j : {0u, 1u, 15u, 16u, 40u}) {
     const auto want = reference(ga, j);
     const std::uint8_t* got = cache.get(ga, j);

@@ -17,7 +17,8 @@ namespace {
 TEST(MediaStream, SegmentsDescriptorsAndDecodableSymbols) {
   std::mt19937_64 rng(5);
   CpuEngine engine;
-  CodedCache cache(engine, 1 << 20);
+  auto coder = make_engine_chunk_coder(engine);
+  CodedCache cache(*coder, 1 << 20);
   StreamInfo info{"clip", stream_id_of("clip"), 42, 8, 64, 0, false};
   MediaStream stream(info, cache);
   std::vector<std::uint8_t> data(8 * 64 * 2 + 100);
@@ -64,7 +65,8 @@ TEST(MediaStream, SegmentsDescriptorsAndDecodableSymbols) {
 
 TEST(MediaStream, RejectsBadSegmentsAndParameters) {
   CpuEngine engine;
-  CodedCache cache(engine, 1 << 20);
+  auto coder = make_engine_chunk_coder(engine);
+  CodedCache cache(*coder, 1 << 20);
   MediaStream s({"x", 1, 1, 4, 16, 0, true}, cache);
   EXPECT_THROW(s.append({}), std::invalid_argument);
   std::vector<std::uint8_t> big(65);

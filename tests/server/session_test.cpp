@@ -133,7 +133,7 @@ class SimPeer {
 };
 
 struct Fixture {
-  explicit Fixture(std::uint32_t segments, double redundancy = 0.05) : cache(engine, 8 << 20) {
+  explicit Fixture(std::uint32_t segments, double redundancy = 0.05) : coder(make_engine_chunk_coder(engine)), cache(*coder, 8 << 20) {
     info = {"movie", stream_id_of("movie"), 9, 64, 48, 0, false};
     stream = std::make_unique<MediaStream>(info, cache);
     media.resize(segments * stream->segment_bytes() - 1000);
@@ -148,6 +148,7 @@ struct Fixture {
   }
   std::mt19937_64 rng{21};
   CpuEngine engine;
+  std::unique_ptr<ChunkCoder> coder;
   CodedCache cache;
   StreamInfo info;
   std::unique_ptr<MediaStream> stream;
