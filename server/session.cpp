@@ -9,7 +9,7 @@ namespace {
 using std::chrono::microseconds;
 
 constexpr microseconds kInitialRto{50'000};
-constexpr microseconds kMinRto{10'000};
+constexpr microseconds kMinRto{40'000};  // loopback RTTs are tiny, but a busy peer answers late
 constexpr microseconds kMaxRto{2'000'000};
 constexpr double kMaxLoss = 0.9;
 
@@ -198,12 +198,13 @@ Session::Flight* Session::pick(TimePoint now) {
     if (f.waiting) {
       if (now < f.rto_at) continue;
       f.starved_at.reset();
-      // No ACK covered the round in time: its end was lost, or the ACK was. Go on from what we know.
+      // No ACK covered the round in time: its end was lost, or the ACK, or the peer is slow. One probe
+      // symbol (a tail-loss probe) draws a fresh ACK, whose rank sizes the next round exactly.
       ++counters_.timeouts;
       f.waiting = false;
       ++f.backoff;
       const std::uint32_t d = deficit(f);
-      f.target = f.sent + (d > 0 ? std::max<std::uint32_t>(1, round_size(d) / 2) : 0);
+      f.target = f.sent + (d > 0 ? 1 : 0);
       if (d == 0) {
         f.waiting = true;
         f.rto_at = now + rto(f.backoff);
