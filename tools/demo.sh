@@ -3,6 +3,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${NCAST_BUILD_DIR:-$root/build}
+export NCAST_QUIET_BUILD=1
 "$root/tools/build.sh"
 bench="$build/tools/bench/ncast-bench"
 rlnc="$build/tools/ncast-rlnc/ncast-rlnc"
@@ -11,6 +12,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 section() { printf '\n== %s\n' "$*"; }
+
+section "Streaming: a test video served over UDP on loopback to lossy peers, a relay and a player"
+"$root/tools/stream-demo.sh"
 
 section "GF(2^8) engine: every SIMD level this CPU has, checked against ISA-L, then timed beside it (one core)"
 "$bench" gf --cpu 0 --seconds 0.3 --kernel dot_multi
