@@ -42,8 +42,8 @@ class ChunkCoder {
 // The engine's multiply over host memory; works with every backend.
 std::unique_ptr<ChunkCoder> make_engine_chunk_coder(Engine& engine);
 
-// The best coder for this engine: the resident GPU coder in CUDA builds when the engine is CUDA (with
-// device_budget bytes of device memory for segments), the engine coder otherwise.
-std::unique_ptr<ChunkCoder> make_chunk_coder(Engine& engine, std::size_t device_budget);
+// The best coder for this engine: the resident GPU coder in CUDA builds when the engine is CUDA and
+// resident is true (with device_budget bytes of device memory for segments), the engine coder otherwise.
+std::unique_ptr<ChunkCoder> make_chunk_coder(Engine& engine, std::size_t device_budget, bool resident = true);
 
 }  // namespace ncast::server

@@ -52,8 +52,8 @@ class ResidentChunkCoder final : public ChunkCoder {
 
 }  // namespace
 
-std::unique_ptr<ChunkCoder> make_chunk_coder(Engine& engine, std::size_t device_budget) {
-  if (engine.backend() == Backend::cuda) return std::make_unique<ResidentChunkCoder>(engine, device_budget);
+std::unique_ptr<ChunkCoder> make_chunk_coder(Engine& engine, std::size_t device_budget, bool resident) {
+  if (resident && engine.backend() == Backend::cuda) return std::make_unique<ResidentChunkCoder>(engine, device_budget);
   return make_engine_chunk_coder(engine);
 }
 

@@ -38,7 +38,7 @@ std::uint32_t random_server_id() {
 class App {
  public:
   explicit App(const ServerOptions& o)
-      : options_(o), engine_(make_engine(o.backend)), coder_(make_chunk_coder(*engine_, o.device_memory_mb << 20)),
+      : options_(o), engine_(make_engine(o.backend)), coder_(make_chunk_coder(*engine_, o.device_memory_mb << 20, o.device_resident)),
         cache_(*coder_, o.coded_cache_mb << 20),
         identity_(o.identity.empty() ? proto::Ed25519Identity::generate()
                                      : proto::Ed25519Identity::load_or_create(o.identity)),

@@ -72,7 +72,8 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
       ("density", po::value(&o.density)->default_value(1.0), "fraction of non-zero coefficients in coded symbols, (0, 1]")
       ("backend", po::value(&backend)->default_value("auto"), "coding engine: auto, cpu or cuda")
       ("coded-cache-mb", po::value(&o.coded_cache_mb)->default_value(256), "memory for coded symbols shared by sessions")
-      ("device-memory-mb", po::value(&o.device_memory_mb)->default_value(8192), "GPU memory for resident segments (CUDA backend)");
+      ("device-memory-mb", po::value(&o.device_memory_mb)->default_value(8192), "GPU memory for resident segments (CUDA backend)")
+      ("device-resident", po::value(&o.device_resident)->default_value(true), "with CUDA: keep segments on the GPU and code them there (false: the engine over host memory)");
   po::options_description network("Network");
   network.add_options()
       ("listen", po::value(&listen)->default_value("127.0.0.1:7700"), "UDP address to serve on (port 0 picks one)")

@@ -27,6 +27,7 @@ struct ServerOptions {
   Backend backend = Backend::automatic;
   std::size_t coded_cache_mb = 256;
   std::size_t device_memory_mb = 8192;
+  bool device_resident = true;
   std::optional<std::uint32_t> server_id;
   std::string identity;  // PEM path; empty: a fresh key per run
   std::uint64_t bitrate = 0;

@@ -308,7 +308,8 @@ void Server::run_due(TimePoint now) {
     Session& s = *it->second.session;
     s.refill(now);
     TimePoint next = TimePoint::max();
-    for (std::size_t turn = 0;; ++turn) {
+    std::size_t turn = 0;
+    for (;; ++turn) {
       if (turn == kPacketsPerTurn || budget == 0) {
         next = now;  // others' turn; this one comes back in the same run if there is budget left
         break;
@@ -329,7 +330,6 @@ void Server::run_due(TimePoint now) {
       const auto before = s.counters();
       const std::size_t len = s.next_packet(socket_.slot(), now);
       if (len == 0) {
-        // Nothing to send now; never come back within this run (that would spin).
         next = s.next_wake(now);
         if (next <= now) next = now + 1ms;
         break;
@@ -343,6 +343,8 @@ void Server::run_due(TimePoint now) {
       rate_bucket_.spend(static_cast<double>(len));
       --budget;
     }
+    // A turn that sent nothing must not come back at once: that would spin within this run.
+    if (turn == 0 && next <= now) next = now + 20us;
     if (next != TimePoint::max()) {
       ++it->second.generation;
       wakes_.push({next, w.session, it->second.generation});

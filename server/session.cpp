@@ -332,8 +332,9 @@ void Session::refill(TimePoint now) {
 
 TimePoint Session::pacing_ready(std::size_t bytes, TimePoint now) const {
   if (can_send(bytes)) return now;
-  const double wait = (static_cast<double>(bytes) - tokens_) / config_.rate;
-  return now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait));
+  // Rounded up, and never now: a wait that truncated to zero would have the scheduler spin.
+  const double wait_ns = std::ceil(1e9 * (static_cast<double>(bytes) - tokens_) / config_.rate);
+  return now + std::chrono::nanoseconds(std::max<long long>(1000, static_cast<long long>(wait_ns)));
 }
 
 TimePoint Session::next_wake(TimePoint now) const {

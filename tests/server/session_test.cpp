@@ -265,5 +265,20 @@ TEST(Session, PacingFollowsTheRate) {
   EXPECT_LT(bytes, 130000u);
 }
 
+TEST(Session, PacingNeverAsksToComeBackAtOnce) {
+  // Fractional token counts just short of a packet must give a wake-up in the future: a wait that
+  // truncated to zero made the scheduler spin (seen on a 16-core host).
+  Fixture f(2);
+  f.config.rate = 1e9 / 3;
+  Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});
+  TimePoint t{};
+  for (int i = 0; i < 100000; ++i) {
+    t += std::chrono::nanoseconds(1 + i % 7);
+    s.refill(t);
+    while (s.can_send(1200)) s.spend(1200);
+    ASSERT_GT(s.pacing_ready(1200, t), t) << "at step " << i;
+  }
+}
+
 }  // namespace
 }  // namespace ncast::server
