@@ -87,8 +87,8 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
       ("join-rate", po::value(&o.config.join_rate)->default_value(2000), "sessions created per second at most");
   po::options_description delivery("Delivery");
   delivery.add_options()
-      ("bitrate", po::value(&bitrate)->default_value("0"), "the streams' bitrate (e.g. 768k); paced sessions send at bitrate·(1+redundancy); 0: unknown")
-      ("redundancy", po::value(&o.config.redundancy)->default_value(0.05), "extra coded symbols in a segment's first round, beyond the measured loss")
+      ("bitrate", po::value(&bitrate)->default_value("0"), "the streams' bitrate (e.g. 768k); paced sessions send at bitrate·(1+redundancy)/(1-loss); 0: unknown")
+      ("redundancy", po::value(&o.config.redundancy)->default_value(0.02), "extra coded symbols in a segment's first round, beyond the measured loss")
       ("window", po::value(&window)->default_value(16), "segments in flight per session at most (1..64)")
       ("session-rate", po::value(&session_rate)->default_value("100M"), "bit/s per download session (and paced ones without a bitrate)")
       ("max-rate", po::value(&max_rate)->default_value("1G"), "bit/s of all sessions together");

@@ -30,7 +30,7 @@ namespace ncast::server {
 struct ServerConfig {
   proto::Address listen = proto::Address::parse("127.0.0.1:7700");
   std::uint16_t max_window = 16;
-  double redundancy = 0.05;
+  double redundancy = 0.02;
   double session_rate = 100e6 / 8;  // octets/s: download sessions, and paced ones without a bitrate
   double max_rate = 1e9 / 8;        // octets/s, all sessions together
   std::uint16_t max_datagram = proto::kMinDatagram;

@@ -322,18 +322,24 @@ std::size_t Session::bye(std::span<std::uint8_t> out, proto::ByeReason reason) {
 
 // ---- pacing ----
 
+double Session::rate() const {
+  // A paced session makes up for the loss it measures, or a lossy peer could never keep up with
+  // playback; a download session's rate is a cap and stays one.
+  return config_.download ? config_.rate : config_.rate / (1.0 - std::min(loss_, 0.5));
+}
+
 void Session::refill(TimePoint now) {
   const double dt = std::chrono::duration<double>(now - refilled_).count();
   refilled_ = now;
   // A burst of a few milliseconds' worth (at least two datagrams) keeps timer jitter from costing rate.
-  const double burst = std::max(2.0 * config_.max_datagram, config_.rate * 0.004);
-  tokens_ = std::min(burst, tokens_ + dt * config_.rate);
+  const double burst = std::max(2.0 * config_.max_datagram, rate() * 0.004);
+  tokens_ = std::min(burst, tokens_ + dt * rate());
 }
 
 TimePoint Session::pacing_ready(std::size_t bytes, TimePoint now) const {
   if (can_send(bytes)) return now;
   // Rounded up, and never now: a wait that truncated to zero would have the scheduler spin.
-  const double wait_ns = std::ceil(1e9 * (static_cast<double>(bytes) - tokens_) / config_.rate);
+  const double wait_ns = std::ceil(1e9 * (static_cast<double>(bytes) - tokens_) / rate());
   return now + std::chrono::nanoseconds(std::max<long long>(1000, static_cast<long long>(wait_ns)));
 }
 

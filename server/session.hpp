@@ -33,7 +33,7 @@ struct SessionConfig {
   std::uint16_t max_datagram = proto::kMinDatagram;
   std::uint16_t max_ack_delay_ms = 5;
   std::uint32_t idle_timeout_ms = 10000;
-  double redundancy = 0.05;
+  double redundancy = 0.02;
   std::uint32_t start_segment = 0;
 };
 
@@ -74,7 +74,8 @@ class Session {
   std::size_t next_packet(std::span<std::uint8_t> out, TimePoint now);
   std::size_t bye(std::span<std::uint8_t> out, proto::ByeReason reason);
 
-  // Pacing: a token bucket of octets at config().rate.
+  // Pacing: a token bucket of octets at rate().
+  double rate() const;
   void refill(TimePoint now);
   bool can_send(std::size_t bytes) const { return tokens_ >= static_cast<double>(bytes); }
   void spend(std::size_t bytes) { tokens_ -= static_cast<double>(bytes); }
