@@ -24,7 +24,7 @@ std::optional<MatrixKind> parse_matrix_kind(std::string_view name) {
 }
 
 void check_code_size(std::size_t k, std::size_t m) {
-  if (k < 1 || m < 1 || k + m > 256)
+  if (k < 1 || m < 1 || k > 256 || m > 256 || k + m > 256)  // (each bounded first: the sum may wrap)
     throw std::invalid_argument("Reed-Solomon code " + std::to_string(k) + "+" + std::to_string(m) +
                                 ": need k >= 1, m >= 1 and k + m <= 256 (GF(2^8) has 256 evaluation points)");
 }

@@ -16,6 +16,7 @@
 #include "tools/ncast-rs/manifest.hpp"
 #include "tools/ncast-rs/progress.hpp"
 #include "tools/ncast-rs/sha256.hpp"
+#include "tools/ncast-rs/shards.hpp"
 
 namespace ncast::tools {
 namespace {
@@ -142,7 +143,7 @@ int run_encode(int argc, char** argv) {
     progress.update(static_cast<std::uint64_t>(static_cast<double>(s.offset + s.len) / static_cast<double>(S) *
                                                static_cast<double>(size)));
   };
-  rs::StreamCoder(codec).encode(S, read, write);
+  rs::StreamCoder(codec, slice_bytes_for(codec, S)).encode(S, read, write);
   man.file_sha256 = file_hasher.digest();
   if (in.size() != size || in.mtime_ns() != mtime)
     throw std::runtime_error(input.string() + " changed while it was being encoded; nothing written");

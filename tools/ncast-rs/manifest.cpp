@@ -48,43 +48,57 @@ std::string Manifest::to_json() const {
 }
 
 Manifest Manifest::load(const fs::path& path) {
-  const std::string where = path.string() + ": ";
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ManifestError("cannot read manifest " + path.string());
   std::stringstream text;
   text << in.rdbuf();
+  Manifest m = parse(text.str(), path.string() + ": ");
+  for (std::size_t i = 0; i < m.shards.size(); ++i)
+    if (m.shards[i].file == path.filename())
+      throw ManifestError(path.string() + ": shard " + std::to_string(i) + " file \"" + m.shards[i].file +
+                          "\" is this manifest itself");
+  return m;
+}
 
+Manifest Manifest::parse(std::string_view text, const std::string& where) {
   ordered_json j;
   try {
-    j = ordered_json::parse(text.str());
+    j = ordered_json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw ManifestError(where + "not a JSON document (" + e.what() + ")");
   }
   if (!j.is_object() || j.value("format", std::string()) != kFormat)
     throw ManifestError(where + "not an ncast-rs manifest (no \"format\": \"ncast-rs\")");
 
+  // Counts and sizes are non-negative integers: JSON also allows -1, 1.5 and 1e300, which no
+  // conversion to an unsigned type survives.
+  const auto count = [&](const ordered_json& obj, const char* key) {
+    const ordered_json& v = obj.at(key);
+    if (!v.is_number_unsigned()) throw ManifestError(where + "\"" + key + "\" is " + v.dump() + ", not a non-negative integer");
+    return v.get<std::uint64_t>();
+  };
   Manifest m;
   try {
-    const int version = j.at("version").get<int>();
+    const std::uint64_t version = count(j, "version");
     if (version != kVersion)
       throw ManifestError(where + "manifest version " + std::to_string(version) + " is not supported (this ncast-rs reads version " +
                           std::to_string(kVersion) + ")");
     m.name = j.at("file").get<std::string>();
-    m.file_size = j.at("file_size").get<std::uint64_t>();
+    m.file_size = count(j, "file_size");
     m.file_sha256 = j.at("file_sha256").get<std::string>();
-    m.k = j.at("k").get<std::size_t>();
-    m.m = j.at("m").get<std::size_t>();
+    m.k = count(j, "k");
+    m.m = count(j, "m");
     const std::string matrix = j.at("matrix").get<std::string>();
     const auto kind = rs::parse_matrix_kind(matrix);
     if (!kind || *kind == rs::MatrixKind::custom)
       throw ManifestError(where + "unknown matrix \"" + matrix + "\" (cauchy or vandermonde)");
     m.matrix = *kind;
-    m.shard_size = j.at("shard_size").get<std::uint64_t>();
+    m.shard_size = count(j, "shard_size");
     const auto& shards = j.at("shards");
     if (!shards.is_array()) throw ManifestError(where + "\"shards\" is not a list");
     for (const auto& s : shards) {
       const std::size_t i = m.shards.size();
-      if (s.value("index", i) != i)
+      if (s.is_object() && s.contains("index") && count(s, "index") != i)
         throw ManifestError(where + "shard entry " + std::to_string(i) + " has index " + s["index"].dump());
       m.shards.push_back({s.at("file").get<std::string>(), s.at("sha256").get<std::string>()});
     }
@@ -113,6 +127,15 @@ Manifest Manifest::load(const fs::path& path) {
                           "\" is not a plain file name");
     if (!is_sha256_hex(m.shards[i].sha256))
       throw ManifestError(where + "shard " + std::to_string(i) + " sha256 is not a SHA-256 digest");
+    // Nor at another file of the set: repair writes rebuilt shards under these names.
+    const std::string& file = m.shards[i].file;
+    if (file == m.name || file == manifest_file(m.name))
+      throw ManifestError(where + "shard " + std::to_string(i) + " file \"" + file +
+                          "\" is the encoded file or its manifest, not a shard");
+    for (std::size_t j = 0; j < i; ++j)
+      if (m.shards[j].file == file)
+        throw ManifestError(where + "shards " + std::to_string(j) + " and " + std::to_string(i) +
+                            " name the same file \"" + file + "\"");
   }
   return m;
 }

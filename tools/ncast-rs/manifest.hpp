@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "coding/rs/generator.hpp"
@@ -44,6 +45,8 @@ struct Manifest {
   std::string to_json() const;
   // Reads and checks everything a decode relies on; ManifestError names the file and the problem.
   static Manifest load(const fs::path& path);
+  // The same checks on a manifest's text; messages start with where.
+  static Manifest parse(std::string_view text, const std::string& where);
 };
 
 }  // namespace ncast::tools

@@ -49,6 +49,14 @@ int run_repair(int argc, char** argv) {
                              std::to_string(n) + " shards intact, " + std::to_string(man.k) + " needed (" +
                              describe_damage(man, reports) + ")");
 
+  // A rebuilt shard takes its place by a rename, which replaces a file or a link but never a
+  // directory (nor should it: a directory may hold anything). Say so before doing the work.
+  for (std::size_t i : damaged)
+    if (fs::is_directory(fs::symlink_status(dir / man.shards[i].file)))
+      throw std::runtime_error((dir / man.shards[i].file).string() +
+                               " is a directory where a shard belongs; move it away and run repair again (nothing "
+                               "was changed)");
+
   rs::Codec codec(man.k, man.m, {.matrix = man.matrix, .backend = engine});
   std::vector<std::optional<TempFile>> temps(n);
   std::vector<std::optional<Sha256>> digests(n);

@@ -1,8 +1,9 @@
 #include "tools/ncast-rs/sha256.hpp"
 
+#include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <utility>
-#include <vector>
 
 #include "tools/ncast-rs/files.hpp"
 #include "tools/ncast-rs/interrupt.hpp"
@@ -45,13 +46,15 @@ bool is_sha256_hex(const std::string& s) {
 }
 
 std::string sha256_of(const File& file, const std::function<void(std::size_t)>& on_chunk) {
-  std::vector<std::uint8_t> buf(1 << 20);
+  // No larger than the file (small files are common) and not zeroed: read_at fills what is hashed.
+  const auto len = static_cast<std::size_t>(std::clamp<std::uint64_t>(file.size(), 1, 1 << 20));
+  const auto buf = std::make_unique_for_overwrite<std::uint8_t[]>(len);
   Sha256 sha;
   for (std::uint64_t off = 0;; ) {
     check_interrupted();
-    const std::size_t n = file.read_at(buf.data(), buf.size(), off);
+    const std::size_t n = file.read_at(buf.get(), len, off);
     if (n == 0) break;
-    sha.update(buf.data(), n);
+    sha.update(buf.get(), n);
     off += n;
     if (on_chunk) on_chunk(n);
   }

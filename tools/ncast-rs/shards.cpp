@@ -81,7 +81,7 @@ std::vector<ShardReport> check_shards(const Manifest& manifest, const fs::path& 
   const std::size_t threads = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), todo.size());
   std::vector<std::thread> pool;
   for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(worker);
-  while (finished < threads) {
+  while (show_progress && finished < threads) {  // without a bar to redraw, just wait for the workers
     progress.update(hashed);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -90,6 +90,11 @@ std::vector<ShardReport> check_shards(const Manifest& manifest, const fs::path& 
   if (error) std::rethrow_exception(error);
   if (bytes_hashed) *bytes_hashed += hashed;
   return reports;
+}
+
+std::size_t slice_bytes_for(const rs::Codec& codec, std::uint64_t shard_size) {
+  return static_cast<std::size_t>(std::clamp<std::uint64_t>(
+      shard_size, 1, rs::StreamCoder::default_slice_bytes(codec.total_shards())));
 }
 
 std::vector<std::size_t> usable_shards(const std::vector<ShardReport>& reports) {
@@ -122,7 +127,7 @@ std::vector<std::size_t> stream_survivors(const rs::Codec& codec, const Manifest
       digests[i].emplace();
     }
 
-  rs::StreamCoder stream(codec);
+  rs::StreamCoder stream(codec, slice_bytes_for(codec, manifest.shard_size));
   const auto read = [&](const rs::Slice& s) {
     check_interrupted();
     for (std::size_t i = 0; i < codec.total_shards(); ++i)

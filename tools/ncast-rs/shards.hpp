@@ -34,6 +34,10 @@ std::vector<ShardReport> stat_shards(const Manifest& manifest, const fs::path& d
 std::vector<ShardReport> check_shards(const Manifest& manifest, const fs::path& dir, bool show_progress,
                                       std::uint64_t* bytes_hashed = nullptr);
 
+// Bytes per shard of each streamed slice: the codec's default, less for small shards (no point in
+// buffers larger than what they will hold).
+std::size_t slice_bytes_for(const rs::Codec& codec, std::uint64_t shard_size);
+
 // Shards that may serve as survivors (ok or unchecked).
 std::vector<std::size_t> usable_shards(const std::vector<ShardReport>& reports);
 // "big.bin.001 missing, big.bin.004 corrupt (checksum mismatch)".

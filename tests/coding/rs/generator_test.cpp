@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 #include <isa-l/erasure_code.h>
 
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <vector>
 
+#include "coding/rs/codec.hpp"
 #include "coding/rs/matrix.hpp"
 #include "tests/coding/rs/rs_reference.hpp"
 
@@ -64,6 +66,20 @@ TEST(Generator, RejectsCodeSizesOutsideTheField) {
   EXPECT_THROW(vandermonde_parity(200, 57), std::invalid_argument);
   EXPECT_NO_THROW(vandermonde_parity(255, 1));
   EXPECT_NO_THROW(cauchy_parity(1, 255));
+}
+
+// Sizes whose sum wraps around to at most 256 (a manifest's "k": -1 read as a size_t, found by the
+// rs_manifest fuzz target): k·m then wraps too, so a check on the sum alone let a small allocation be
+// indexed as a huge matrix.
+TEST(Generator, RejectsCodeSizesWhoseSumWraps) {
+  const std::size_t max = std::numeric_limits<std::size_t>::max();
+  EXPECT_THROW(check_code_size(max, 2), std::invalid_argument);
+  EXPECT_THROW(check_code_size(2, max), std::invalid_argument);
+  EXPECT_THROW(check_code_size(std::size_t{1} << 32, max - (std::size_t{1} << 32) + 2), std::invalid_argument);
+  EXPECT_THROW(cauchy_parity(max, 2), std::invalid_argument);
+  EXPECT_THROW(Codec(max, 2), std::invalid_argument);
+  EXPECT_NO_THROW(check_code_size(128, 128));
+  EXPECT_THROW(check_code_size(128, 129), std::invalid_argument);
 }
 
 TEST(Generator, MatrixKindNamesRoundTrip) {
