@@ -67,7 +67,7 @@ Manifest Manifest::parse(std::string_view text, const std::string& where) {
   } catch (const nlohmann::json::exception& e) {
     throw ManifestError(where + "not a JSON document (" + e.what() + ")");
   }
-  if (!j.is_object() || j.value("format", std::string()) != kFormat)
+  if (!j.is_object() || !j.contains("format") || j["format"] != kFormat)
     throw ManifestError(where + "not an ncast-rs manifest (no \"format\": \"ncast-rs\")");
 
   // Counts and sizes are non-negative integers: JSON also allows -1, 1.5 and 1e300, which no
