@@ -2,9 +2,7 @@
 // (file bytes for data shards, ISA-L and a per-byte encoder for parity, OpenSSL for digests).
 #include <fcntl.h>
 #include <isa-l/erasure_code.h>
-#include <openssl/sha.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,113 +21,13 @@
 #include <vector>
 
 #include "tests/coding/rs/rs_reference.hpp"
-
-extern char** environ;
+#include "tests/tools/ncast_rs_cli_fixture.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using namespace ncast::testing::rs_cli;
 using ncast::testing::Bytes;
-
-struct Result {
-  int code = -1;       // exit status, or 128 + signal
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-Bytes read_bytes(const fs::path& p) {
-  const std::string s = slurp(p);
-  return Bytes(s.begin(), s.end());
-}
-
-void write_bytes(const fs::path& p, const Bytes& b) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
-}
-
-std::string sha256_hex(const Bytes& b) {
-  unsigned char d[SHA256_DIGEST_LENGTH];
-  SHA256(b.data(), b.size(), d);
-  char hex[2 * SHA256_DIGEST_LENGTH + 1];
-  for (int i = 0; i < SHA256_DIGEST_LENGTH; ++i) std::snprintf(hex + 2 * i, 3, "%02x", d[i]);
-  return hex;
-}
-
-class NcastRsCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("ncast-rs-cli-" + std::to_string(::getpid()) + "-" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // Starts ncast-rs with args; returns its pid. stdout and stderr go to files in the test directory.
-  pid_t start(const std::vector<std::string>& args) {
-    std::vector<std::string> all{NCAST_RS_EXE};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, (dir_ / "stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, (dir_ / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = -1;
-    const int rc = posix_spawn(&pid, NCAST_RS_EXE, &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    EXPECT_EQ(rc, 0) << "cannot start " << NCAST_RS_EXE;
-    return pid;
-  }
-  Result wait(pid_t pid) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(dir_ / "stdout");
-    r.err = slurp(dir_ / "stderr");
-    return r;
-  }
-  Result run(const std::vector<std::string>& args) { return wait(start(args)); }
-
-  fs::path path(const std::string& name) const { return dir_ / name; }
-  Bytes random_file(const std::string& name, std::size_t size, std::uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    Bytes b = ncast::testing::random_bytes(size, rng);
-    write_bytes(path(name), b);
-    return b;
-  }
-  std::string shard(const std::string& name, int i) const {
-    char s[16];
-    std::snprintf(s, sizeof s, ".%03d", i);
-    return (dir_ / "shards" / (name + s)).string();
-  }
-  std::string manifest(const std::string& name) const { return (dir_ / "shards" / (name + ".manifest.json")).string(); }
-  // Files in the shard directory whose names are not hidden temporaries.
-  std::vector<std::string> visible(const fs::path& d) const {
-    std::vector<std::string> names;
-    if (!fs::exists(d)) return names;
-    for (const auto& e : fs::directory_iterator(d))
-      if (e.path().filename().string()[0] != '.') names.push_back(e.path().filename().string());
-    return names;
-  }
-  std::vector<std::string> temporaries(const fs::path& d) const {
-    std::vector<std::string> names;
-    if (!fs::exists(d)) return names;
-    for (const auto& e : fs::directory_iterator(d))
-      if (e.path().filename().string().find(".partial-") != std::string::npos) names.push_back(e.path().filename());
-    return names;
-  }
-
-  fs::path dir_;
-};
 
 // Encodes, deletes `lost` shards, decodes, and checks the output against the original bytes.
 TEST_F(NcastRsCli, RoundTripsEmptyOneByteAndOddSizedFiles) {
