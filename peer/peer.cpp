@@ -170,6 +170,7 @@ class Peer {
 
   void after_input(TimePoint now) {
     check_server_ids();
+    drop_polluters();
     if (receiver_.adopted() && o_.relay && !relay_) start_relay();
     wake_relay();
     check_done(now);
@@ -182,6 +183,21 @@ class Peer {
             links_[i]->server_id() == links_[j]->server_id())
           links_[i]->fail("server id " + std::to_string(*links_[i]->server_id()) + " is also used by " +
                           links_[j]->options().server.to_string() + ": its symbols would repeat");
+  }
+
+  // A source caught polluting is said goodbye to and reported; its symbols are ignored anyway.
+  void drop_polluters() {
+    for (const std::uint32_t id : receiver_.take_new_polluters()) {
+      nlohmann::json j{{"event", "polluter"}, {"server_id", id}, {"segment", receiver_.polluters().at(id).segment}};
+      for (auto& l : links_) {
+        if (l->server_id() != id) continue;
+        j["address"] = l->options().server.to_string();
+        l->close(sender(*l), proto::ByeReason::protocol_error);
+        l->fail("sent coded symbols that contradict the segments' SHA-256 (pollution)");
+      }
+      std::fprintf(stderr, "%s\n", j.dump().c_str());
+      std::fflush(stderr);
+    }
   }
 
   void start_relay() {
@@ -301,6 +317,17 @@ class Peer {
     j["after_decode"] = s.after_decode;
     j["out_of_window"] = s.out_of_window;
     j["hash_failures"] = s.hash_failures;
+    j["recovered"] = s.recovered;
+    j["held_back"] = s.held_back;
+    j["from_polluters"] = s.from_polluters;
+    nlohmann::json polluters = nlohmann::json::array();
+    for (const auto& [id, p] : receiver_.polluters()) {
+      nlohmann::json pj{{"server_id", id}, {"segment", p.segment}, {"segments", p.segments}, {"bad_symbols", p.bad_symbols}};
+      for (const auto& l : links_)
+        if (l->server_id() == id) pj["address"] = l->options().server.to_string();
+      polluters.push_back(pj);
+    }
+    j["polluters"] = polluters;
     j["stalls"] = s.stalls;
     j["stall_s"] = s.stall_seconds;
     j["simulated_losses"] = simulated_losses_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "coding/region.hpp"
 #include "coding/rlnc/coefficients.hpp"
 #include "coding/rlnc/error.hpp"
 #include "coding/rlnc/generation.hpp"
@@ -70,6 +71,10 @@ StreamReceiver::Result StreamReceiver::on_symbol(const proto::CodedView& v, std:
   const std::uint32_t seg = v.header.segment;
   if (!adopted_ || seg >= descriptors_.size()) return Result::rejected;
   ++stats_.symbols;
+  if (polluters_.contains(server_id)) {
+    ++stats_.from_polluters;
+    return Result::ignored;
+  }
   if (seg < next_write_) {
     ++stats_.after_decode;
     return Result::after_decode;
@@ -83,6 +88,18 @@ StreamReceiver::Result StreamReceiver::on_symbol(const proto::CodedView& v, std:
     ++stats_.after_decode;
     return Result::after_decode;
   }
+  if (slot->only_from && polluters_.contains(*slot->only_from)) {  // caught meanwhile: next one
+    decode_alone(*slot);
+    if (slot->decoder->complete()) return settle(*slot, seg, now);
+  }
+  if (slot->only_from && *slot->only_from != server_id) {
+    // Bounded: should the one source fall silent, the others are heard again.
+    if (++slot->held_back <= 8u * slot->decoder->layout().n()) {
+      ++stats_.held_back;
+      return Result::ignored;
+    }
+    slot->only_from.reset();
+  }
   rlnc::Decoder& dec = *slot->decoder;
   const std::size_t n_s = dec.layout().n();
   rlnc::SymbolView view;
@@ -92,6 +109,9 @@ StreamReceiver::Result StreamReceiver::on_symbol(const proto::CodedView& v, std:
       case proto::WireKind::systematic:
         view.kind = rlnc::SymbolKind::systematic;
         view.index = v.header.index;
+        // Its coefficients, for the kept row: the unit vector (checked by add() below).
+        std::fill_n(coefficients_.begin(), n_s, std::uint8_t{0});
+        if (v.header.index < n_s) coefficients_[v.header.index] = 1;
         break;
       case proto::WireKind::seeded:
         view.kind = rlnc::SymbolKind::coded;
@@ -118,17 +138,109 @@ StreamReceiver::Result StreamReceiver::on_symbol(const proto::CodedView& v, std:
     return Result::rejected;
   }
   ++stats_.innovative;
+  const std::span<const std::uint8_t> coefs =
+      v.header.kind == proto::WireKind::explicit_coded || v.header.kind == proto::WireKind::recoded
+          ? v.coefficients
+          : std::span<const std::uint8_t>(coefficients_.data(), n_s);
+  slot->kept.bytes.insert(slot->kept.bytes.end(), coefs.begin(), coefs.end());
+  slot->kept.bytes.insert(slot->kept.bytes.end(), v.payload.begin(), v.payload.end());
+  slot->kept.sources.push_back(server_id);
   if (!dec.complete()) return Result::innovative;
-  const auto digest = proto::sha256(dec.data());
-  if (CRYPTO_memcmp(digest.data(), descriptors_[seg].hash.data(), digest.size()) != 0) {
-    // Corrupt symbols (a polluting relay) slipped in: start this segment over.
-    ++stats_.hash_failures;
-    dec.reset();
-    return Result::rejected;
+  return settle(*slot, seg, now);
+}
+
+StreamReceiver::Result StreamReceiver::settle(Slot& slot, std::uint32_t segment, TimePoint now) {
+  // (A failure may refill the decoder from one source's evidence, completing it again.)
+  while (!verifies(segment, *slot.decoder)) {
+    on_hash_failure(slot, segment);
+    if (!slot.decoder->complete()) return Result::rejected;
   }
-  slot->decoded = true;
+  convict_from_evidence(slot, segment);
+  slot.kept = {};
+  slot.decoded = true;
   write_ready(now);
   return Result::completed;
+}
+
+bool StreamReceiver::verifies(std::uint32_t segment, const rlnc::Decoder& decoder) const {
+  const auto digest = proto::sha256(decoder.data());
+  return CRYPTO_memcmp(digest.data(), descriptors_[segment].hash.data(), digest.size()) == 0;
+}
+
+void StreamReceiver::on_hash_failure(Slot& slot, std::uint32_t segment) {
+  ++stats_.hash_failures;
+  const std::size_t n_s = slot.decoder->layout().n(), row = n_s + params_.symbol_size;
+  // One source alone decoded to the wrong data: proof enough.
+  const auto& kept = slot.kept.sources;
+  if (std::all_of(kept.begin(), kept.end(), [&](std::uint32_t s) { return s == kept.front(); }))
+    convict(kept.front(), segment, 0);
+  // Keep the symbols as evidence (a bounded amount).
+  Rows& e = slot.evidence;
+  e.bytes.insert(e.bytes.end(), slot.kept.bytes.begin(), slot.kept.bytes.end());
+  e.sources.insert(e.sources.end(), kept.begin(), kept.end());
+  if (const std::size_t cap = 4 * n_s; e.sources.size() > cap) {
+    const std::size_t drop = e.sources.size() - cap;
+    e.sources.erase(e.sources.begin(), e.sources.begin() + static_cast<long>(drop));
+    e.bytes.erase(e.bytes.begin(), e.bytes.begin() + static_cast<long>(drop * row));
+  }
+  decode_alone(slot);
+}
+
+void StreamReceiver::decode_alone(Slot& slot) {
+  rlnc::Decoder& dec = *slot.decoder;
+  dec.reset();
+  slot.kept.clear();
+  const std::size_t n_s = dec.layout().n(), row = n_s + params_.symbol_size;
+  const Rows& e = slot.evidence;
+  // The source not yet convicted that sent the most, starting from its evidence.
+  std::map<std::uint32_t, std::size_t> sent;
+  for (std::uint32_t s : e.sources)
+    if (!polluters_.contains(s)) ++sent[s];
+  slot.only_from.reset();
+  slot.held_back = 0;
+  if (sent.empty()) return;
+  const std::uint32_t next =
+      std::max_element(sent.begin(), sent.end(), [](const auto& x, const auto& y) { return x.second < y.second; })->first;
+  slot.only_from = next;
+  for (std::size_t r = 0; r < e.sources.size(); ++r) {
+    if (e.sources[r] != next) continue;
+    const std::uint8_t* p = e.bytes.data() + r * row;
+    if (dec.add({rlnc::SymbolKind::recoded, 0, {}, {p, n_s}, {p + n_s, params_.symbol_size}}) ==
+        rlnc::AddResult::innovative) {
+      slot.kept.bytes.insert(slot.kept.bytes.end(), p, p + row);
+      slot.kept.sources.push_back(next);
+    }
+  }
+}
+
+void StreamReceiver::convict_from_evidence(Slot& slot, std::uint32_t segment) {
+  slot.only_from.reset();
+  if (slot.evidence.sources.empty()) return;
+  ++stats_.recovered;
+  // The true source block: the verified data, zero-padded as every encoder pads it.
+  const rlnc::Decoder& dec = *slot.decoder;
+  const std::size_t n_s = dec.layout().n(), L = params_.symbol_size, row = n_s + L;
+  std::vector<std::uint8_t> block(n_s * L, 0), expected(L);
+  const auto data = dec.data();
+  std::copy(data.begin(), data.end(), block.begin());
+  std::vector<const std::uint8_t*> srcs(n_s);
+  for (std::size_t j = 0; j < n_s; ++j) srcs[j] = block.data() + j * L;
+  std::map<std::uint32_t, std::uint64_t> wrong;
+  for (std::size_t r = 0; r < slot.evidence.sources.size(); ++r) {
+    const std::uint8_t* p = slot.evidence.bytes.data() + r * row;
+    std::uint8_t* out = expected.data();
+    gf::kernels().dot_multi(&out, 1, srcs.data(), n_s, p, L, false);
+    if (!std::equal(expected.begin(), expected.end(), p + n_s)) ++wrong[slot.evidence.sources[r]];
+  }
+  for (const auto& [source, count] : wrong) convict(source, segment, count);
+  slot.evidence = {};
+}
+
+void StreamReceiver::convict(std::uint32_t server_id, std::uint32_t segment, std::uint64_t bad_symbols) {
+  auto [it, fresh] = polluters_.try_emplace(server_id, Polluter{server_id, segment, 0, 0});
+  it->second.bad_symbols += bad_symbols;
+  ++it->second.segments;
+  if (fresh) new_polluters_.push_back(server_id);
 }
 
 void StreamReceiver::write_ready(TimePoint now) {

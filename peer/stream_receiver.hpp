@@ -2,6 +2,14 @@
 // The receiving side of one stream, whatever server each symbol came from: the stream's parameters
 // (fixed by the first manifest, checked against every later one), its segment table, a progressive
 // decoder per segment in the window, SHA-256 verification of every decoded segment, and in-order output.
+//
+// Pollution: a server or relay may send well-formed symbols whose payloads lie. Such a segment fails
+// its SHA-256 and is never written. To tell which source lied, the innovative symbols of each segment
+// are kept (with their coefficients) until it verifies. After a failure they are set aside as evidence
+// and the segment is decoded again from one source alone (the one that sent most, starting from its
+// evidence). A source whose symbols alone decode to wrong data, or whose evidence contradicts the
+// segment once it verifies, is a proven polluter: it is reported and its symbols are ignored from then
+// on. The SHA-256 of the segment descriptors is the trusted reference.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -10,6 +18,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "coding/rlnc/decoder.hpp"
@@ -38,10 +47,21 @@ struct ReceiverStats {
   std::uint64_t out_of_window = 0;   // for a segment outside the window
   std::uint64_t rejected = 0;        // refused by the decoder (corrupt)
   std::uint64_t hash_failures = 0;   // decoded segments whose SHA-256 did not match
+  std::uint64_t recovered = 0;       // segments that failed and then verified
+  std::uint64_t from_polluters = 0;  // ignored: their source was caught polluting
+  std::uint64_t held_back = 0;       // ignored while a failed segment was decoded from one source alone
   std::uint64_t segments_written = 0, bytes_written = 0;
   std::uint64_t symbols_needed = 0;  // Σ n_s of the segments written
   std::uint64_t stalls = 0;
   double stall_seconds = 0;
+};
+
+// A source caught sending symbols that contradict a segment's SHA-256.
+struct Polluter {
+  std::uint32_t server_id = 0;
+  std::uint32_t segment = 0;      // where it was first caught
+  std::uint64_t bad_symbols = 0;  // its symbols proven wrong against verified segments
+  std::uint64_t segments = 0;     // segments it was caught on
 };
 
 class StreamReceiver {
@@ -68,7 +88,9 @@ class StreamReceiver {
   std::optional<std::size_t> symbols_of(std::uint32_t segment) const;
   bool final_seen() const { return final_seen_; }
 
-  enum class Result : std::uint8_t { innovative, completed, non_innovative, after_decode, out_of_window, rejected };
+  // rejected: corrupt, or it completed a segment that failed its SHA-256; ignored: its source was
+  // caught polluting, or a failed segment is being decoded from another source alone.
+  enum class Result : std::uint8_t { innovative, completed, non_innovative, after_decode, out_of_window, rejected, ignored };
   // A CODED body from server_id's session, parsed against symbols_of(segment).
   Result on_symbol(const proto::CodedView& symbol, std::uint32_t server_id, TimePoint now);
 
@@ -85,18 +107,43 @@ class StreamReceiver {
   const rlnc::Decoder* decoder(std::uint32_t segment) const;
 
   const ReceiverStats& stats() const { return stats_; }
+  // Every source caught polluting, by server id; and those caught since the last call.
+  const std::map<std::uint32_t, Polluter>& polluters() const { return polluters_; }
+  std::vector<std::uint32_t> take_new_polluters() { return std::exchange(new_polluters_, {}); }
   std::optional<TimePoint> first_segment_at() const { return first_segment_at_; }
   // Ends a pending stall measurement (at the end of the run).
   void finish(TimePoint now);
 
  private:
+  // Symbols kept as rows of n_s coefficients over the source symbols followed by the L payload
+  // octets, each with the server id it came from.
+  struct Rows {
+    std::vector<std::uint8_t> bytes;
+    std::vector<std::uint32_t> sources;
+    void clear() { bytes.clear(), sources.clear(); }
+  };
   struct Slot {
     std::vector<std::uint8_t> buffer;
     std::unique_ptr<rlnc::Decoder> decoder;
     bool decoded = false;
+    Rows kept;      // the innovative symbols of the current attempt
+    Rows evidence;  // those of attempts that failed their SHA-256
+    std::optional<std::uint32_t> only_from;  // after a failure: decode from this source alone
+    std::uint64_t held_back = 0;             // symbols of others ignored meanwhile
   };
   Slot* slot_for(std::uint32_t segment);
   void write_ready(TimePoint now);
+  bool verifies(std::uint32_t segment, const rlnc::Decoder& decoder) const;
+  // The segment's decoder is complete: verified and written, or started over.
+  Result settle(Slot& slot, std::uint32_t segment, TimePoint now);
+  // A completed segment failed its SHA-256: convict its only source; decode it again from one.
+  void on_hash_failure(Slot& slot, std::uint32_t segment);
+  // Starts the segment over from the evidence of the source not yet convicted that sent the most
+  // (hearing it alone), or from nothing.
+  void decode_alone(Slot& slot);
+  // The segment verified: every symbol kept as evidence is checked against it.
+  void convict_from_evidence(Slot& slot, std::uint32_t segment);
+  void convict(std::uint32_t server_id, std::uint32_t segment, std::uint64_t bad_symbols);
 
   Options options_;
   Writer write_;
@@ -107,6 +154,8 @@ class StreamReceiver {
   std::uint32_t next_write_ = 0;
   std::vector<std::uint8_t> coefficients_;
   ReceiverStats stats_;
+  std::map<std::uint32_t, Polluter> polluters_;
+  std::vector<std::uint32_t> new_polluters_;
   std::optional<TimePoint> first_segment_at_;
   TimePoint waiting_since_{};  // when the next segment to write became the one awaited
   bool waiting_ = false;

@@ -11,7 +11,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${NCAST_FUZZ_BUILD_DIR:-$root/build-fuzz}
-all_targets=(packets rlnc_decoder rs_manifest rs_shards)
+all_targets=(packets rlnc_decoder peer_receiver rs_manifest rs_shards)
 
 runs=-1 seconds=60 merge=false targets=()
 while [ $# -gt 0 ]; do
@@ -48,7 +48,7 @@ cmake --build "$build" -j "$(nproc)" --target fuzz_targets
 max_len() {
   case "$1" in
     packets) echo 1500 ;;
-    rlnc_decoder) echo 1024 ;;
+    rlnc_decoder | peer_receiver) echo 512 ;;
     rs_manifest) echo 4096 ;;
     rs_shards) echo 256 ;;
   esac

@@ -13,49 +13,6 @@
 namespace ncast::e2e {
 namespace {
 
-struct ServerProc {
-  std::unique_ptr<Process> process;
-  std::uint16_t port = 0, metrics = 0;
-  Json listening;
-};
-
-ServerProc start_server(const TempDir& dir, const std::string& tag, std::vector<std::string> args,
-                        const std::string& listen = "127.0.0.1:0") {
-  std::vector<std::string> argv{NCAST_SERVER_BIN, "--listen", listen, "--metrics", "127.0.0.1:0"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  ServerProc s;
-  s.process = std::make_unique<Process>(argv, dir / (tag + ".stdout"), dir / (tag + ".stderr"));
-  auto j = s.process->wait_event("listening", 15s);
-  if (!j) throw std::runtime_error(tag + " did not start: " + s.process->err());
-  s.listening = *j;
-  s.port = (*j)["port"].get<std::uint16_t>();
-  const std::string m = (*j)["metrics"].get<std::string>();
-  s.metrics = static_cast<std::uint16_t>(std::stoi(m.substr(m.rfind(':') + 1)));
-  return s;
-}
-
-std::unique_ptr<Process> start_peer(const TempDir& dir, const std::string& tag, std::vector<std::string> args) {
-  std::vector<std::string> argv{NCAST_PEER_BIN, "--progress", "off", "--timeout", "40"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return std::make_unique<Process>(argv, dir / (tag + ".stdout"), dir / (tag + ".stderr"));
-}
-
-struct PeerResult {
-  int code = -1;
-  Json report;
-};
-
-PeerResult finish(Process& p, std::chrono::milliseconds timeout = 45s) {
-  PeerResult r;
-  const auto code = p.wait(timeout);
-  if (!code) throw std::runtime_error("a peer did not finish: " + p.err());
-  r.code = *code;
-  auto report = p.wait_event("report", 1s, true);
-  if (!report) throw std::runtime_error("a peer wrote no report: " + p.err());
-  r.report = *report;
-  return r;
-}
-
 std::string addr(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
 
 TEST(Streaming, TwentyPeersWithTwentyPercentLossDecodeEverySegment) {

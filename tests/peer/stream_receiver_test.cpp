@@ -1,6 +1,7 @@
 // The receiver: symbols from two servers (two seed spaces) and a relay (recoded) decode into one
 // segment; every segment is verified and written once, in order; contradicting manifests and segment
-// tables are refused; a segment whose hash does not match is started over.
+// tables are refused; a segment whose hash does not match is started over, and a source whose
+// symbols lie is found out and ignored.
 #include "peer/stream_receiver.hpp"
 
 #include <gtest/gtest.h>
@@ -55,7 +56,7 @@ struct Source {
 };
 
 class ReceiverTest : public ::testing::Test {
- protected:
+ public:
   ReceiverTest() {
     media.resize(16 * 32 * 3 + 77);
     for (auto& b : media) b = static_cast<std::uint8_t>(rng());
@@ -110,6 +111,79 @@ TEST_F(ReceiverTest, WrongServerIdMeansWrongCoefficients) {
   EXPECT_TRUE(written.empty());
   for (std::uint32_t j = 0; j < 16; ++j) feed(r, a.body(0, j, true), 1);  // systematic: no seeds involved
   EXPECT_EQ(written, std::vector<std::uint8_t>(media.begin(), media.begin() + 512));
+}
+
+// Two sources of one stream, the second lying in every payload (one octet flipped): symbols
+// alternate between them, `lying_per_honest` of the liar's for each honest one, segment after segment.
+// Returns the symbols fed.
+std::size_t feed_polluted_stream(ReceiverTest& t, StreamReceiver& r, Source& honest, Source& liar,
+                                 int lying_per_honest) {
+  std::size_t fed = 0;
+  for (std::uint32_t seg = 0; seg < honest.stream->segment_count(); ++seg)
+    for (std::uint32_t j = 0; r.next_needed() <= seg && j < 400; ++j) {
+      t.feed(r, honest.body(seg, j), 1);
+      for (int k = 0; k < lying_per_honest; ++k) {
+        auto body = liar.body(seg, 1000 + j * lying_per_honest + k);
+        body.back() ^= 0x5A;  // the payload's last octet
+        t.feed(r, body, 2);
+      }
+      fed += 1 + lying_per_honest;
+    }
+  return fed;
+}
+
+TEST_F(ReceiverTest, APollutingSourceIsConvictedFromTheEvidenceAndTheStreamArrivesIntact) {
+  Source a(1, media), b(2, media);
+  StreamReceiver r({4, false, std::chrono::milliseconds(500)}, writer);
+  r.adopt(a.manifest());
+  r.adopt(b.manifest());
+  r.on_segments(a.segments());
+  feed_polluted_stream(*this, r, a, b, 1);
+  EXPECT_EQ(written, media);  // never a wrong octet, nothing missing
+  // Segment 0 failed once, was decoded again from the honest source alone (which had sent as many
+  // symbols, and first), and the liar's symbols set aside contradict it: convicted, then ignored.
+  EXPECT_EQ(r.stats().hash_failures, 1u);
+  EXPECT_EQ(r.stats().recovered, 1u);
+  ASSERT_EQ(r.polluters().size(), 1u);
+  const Polluter& p = r.polluters().at(2);
+  EXPECT_EQ(p.segment, 0u);
+  EXPECT_GT(p.bad_symbols, 0u);
+  EXPECT_GT(r.stats().from_polluters, 0u);
+  EXPECT_EQ(r.take_new_polluters(), std::vector<std::uint32_t>{2});
+  EXPECT_TRUE(r.take_new_polluters().empty());
+}
+
+TEST_F(ReceiverTest, ABusierLiarIsTriedAloneFirstAndConvictedByItsOwnSymbols) {
+  Source a(1, media), b(2, media);
+  StreamReceiver r({4, false, std::chrono::milliseconds(500)}, writer);
+  r.adopt(a.manifest());
+  r.adopt(b.manifest());
+  r.on_segments(a.segments());
+  feed_polluted_stream(*this, r, a, b, 2);
+  EXPECT_EQ(written, media);
+  // The liar sent more, so segment 0 was decoded from it alone next: wrong again, and this time
+  // from its symbols only.
+  EXPECT_EQ(r.stats().hash_failures, 2u);
+  EXPECT_EQ(r.stats().recovered, 1u);
+  ASSERT_EQ(r.polluters().size(), 1u);
+  EXPECT_TRUE(r.polluters().contains(2));
+  EXPECT_GT(r.stats().held_back, 0u);  // the honest source's symbols waited meanwhile
+}
+
+TEST_F(ReceiverTest, WithOnlyALiarNothingIsWritten) {
+  Source b(2, media);
+  StreamReceiver r({4, false, std::chrono::milliseconds(500)}, writer);
+  r.adopt(b.manifest());
+  r.on_segments(b.segments());
+  for (std::uint32_t j = 0; j < 64; ++j) {
+    auto body = b.body(0, j);
+    body[body.size() - 1 - j % 32] ^= 1;
+    feed(r, body, 2);
+  }
+  EXPECT_TRUE(written.empty());
+  EXPECT_EQ(r.stats().hash_failures, 1u);
+  EXPECT_TRUE(r.polluters().contains(2));
+  EXPECT_EQ(feed(r, b.body(0, 100), 2), StreamReceiver::Result::ignored);
 }
 
 TEST_F(ReceiverTest, RecodedSymbolsFromARelay) {
