@@ -1,4 +1,6 @@
 // ncast-server: serves media files and live sources to ncast peers (docs/protocol.md).
+#include <sys/resource.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -115,6 +117,10 @@ class App {
     g.bytes_out = sc.bytes_out;
     g.engine = coder_->description();
     g.uptime_s = std::chrono::duration<double>(Clock::now() - server_->started()).count();
+    rusage usage{};
+    ::getrusage(RUSAGE_SELF, &usage);
+    g.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                    1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
     return g;
   }
 

@@ -92,6 +92,7 @@ std::string render_prometheus(const ServerMetrics& m, const ServerGauges& g) {
   counter(o, "ncast_send_would_block_total", "Sends deferred because the socket buffer was full.", static_cast<double>(g.would_block));
   counter(o, "ncast_send_errors_total", "Datagrams the kernel refused.", static_cast<double>(g.send_errors));
   gauge(o, "ncast_uptime_seconds", "Seconds since start.", g.uptime_s);
+  counter(o, "process_cpu_seconds_total", "User and system CPU time of the server process, seconds.", g.cpu_seconds);
   return o.str();
 }
 
@@ -112,6 +113,7 @@ std::string render_stats_line(const ServerMetrics& m, const ServerGauges& g, con
                       ? static_cast<double>(m.completed_symbols_sent) / static_cast<double>(m.completed_source_symbols)
                       : 0.0;
   j["engine_s"] = g.engine_seconds;
+  j["cpu_s"] = g.cpu_seconds;
   j["engine_symbols"] = g.engine_symbols;
   j["drops"] = m.drops.total();
   j["would_block"] = g.would_block;

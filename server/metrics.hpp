@@ -46,6 +46,7 @@ struct ServerGauges {
   std::uint64_t sendmmsg_calls = 0, gso_sends = 0, would_block = 0, send_errors = 0, packets_out = 0, bytes_out = 0;
   std::string engine;
   double uptime_s = 0;
+  double cpu_seconds = 0;  // the process's user + system time: what serving costs (ncast-bench serve)
 };
 
 std::string render_prometheus(const ServerMetrics& m, const ServerGauges& g);

@@ -10,6 +10,7 @@ packages=(
   libssl-dev
   nlohmann-json3-dev
   ffmpeg
+  gnuplot-nox
 )
 
 missing=()

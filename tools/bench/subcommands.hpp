@@ -14,6 +14,7 @@ struct Subcommand {
 int run_gf(int argc, char** argv);
 int run_rs(int argc, char** argv);
 int run_rlnc(int argc, char** argv);
+int run_serve(int argc, char** argv);
 #ifdef NCAST_HAVE_CUDA
 int run_gpu(int argc, char** argv);
 #endif

@@ -1,0 +1,20 @@
+#include "peer/swarm/playback.hpp"
+
+namespace ncast::swarm {
+
+void Playback::segment_written(std::size_t bytes, Clock::time_point at) {
+  const auto play_time = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(bitrate_ > 0 ? 8.0 * static_cast<double>(bytes) / bitrate_ : 0.0));
+  if (segments_++ == 0) {
+    due_ = at + std::chrono::duration_cast<Clock::duration>(startup_) + play_time;
+    return;
+  }
+  if (bitrate_ > 0 && at > due_) {
+    ++late_;
+    stall_s_ += std::chrono::duration<double>(at - due_).count();
+    due_ = at;  // the player waited for it and plays it now
+  }
+  due_ += play_time;
+}
+
+}  // namespace ncast::swarm

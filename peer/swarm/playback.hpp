@@ -1,0 +1,33 @@
+#pragma once
+// A player consuming a stream at its bitrate, fed by segments as they are written in order: playback
+// starts a startup delay after the first segment; each segment is due when the one before it has been
+// played. A segment written after it was due is late: the player stalls (rebuffers) until it comes and
+// then plays on from there, so one slow segment is one stall, not a cascade of late ones.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+namespace ncast::swarm {
+
+class Playback {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // bitrate in bit/s (0: unknown, nothing is ever late); startup: the buffer before playback starts.
+  Playback(double bitrate, std::chrono::duration<double> startup) : bitrate_(bitrate), startup_(startup) {}
+
+  void segment_written(std::size_t bytes, Clock::time_point at);
+
+  std::uint64_t segments() const { return segments_; }
+  std::uint64_t late() const { return late_; }
+  double stall_seconds() const { return stall_s_; }
+
+ private:
+  double bitrate_;
+  std::chrono::duration<double> startup_;
+  std::uint64_t segments_ = 0, late_ = 0;
+  double stall_s_ = 0;
+  Clock::time_point due_{};  // when the next segment must be there
+};
+
+}  // namespace ncast::swarm

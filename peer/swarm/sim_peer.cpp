@@ -1,0 +1,282 @@
+#include "peer/swarm/sim_peer.hpp"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "server/protocol/packets.hpp"
+
+namespace ncast::swarm {
+namespace {
+
+namespace asio = boost::asio;
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+std::uint64_t splitmix(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+SimPeer::SimPeer(asio::io_context& io, std::uint32_t id, SimPeerOptions options, Drop drop, RxScratch& scratch)
+    : io_(io), id_(id), options_(std::move(options)), drop_(std::move(drop)), scratch_(scratch), socket_(io),
+      receiver_({options_.window, false, std::chrono::milliseconds(500)},
+                [this](std::span<const std::uint8_t> d) {
+                  if (!playback_) playback_.emplace(static_cast<double>(receiver_.params().bitrate), options_.startup);
+                  playback_->segment_written(d.size(), Clock::now());
+                }),
+      delay_timer_(io), jitter_state_(options_.seed ^ 0xA5A5A5A5u) {
+  if (options_.servers.empty()) throw std::invalid_argument("a simulated peer needs a server");
+  delayed_path_ = options_.delay.count() > 0 || options_.jitter.count() > 0;
+  const proto::Address& first = options_.servers.front();
+  const bool v4 = first.family == 4;
+  socket_.open(v4 ? asio::ip::udp::v4() : asio::ip::udp::v6());
+  const int fd = socket_.native_handle();
+  const int size = static_cast<int>(options_.socket_buffer);
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+  proto::Address bind;
+  bind.family = first.family;
+  if (first.is_loopback()) bind.ip = first.ip;
+  sockaddr_storage ss{};
+  const socklen_t len = bind.to_sockaddr(ss);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0)
+    throw std::system_error(errno, std::generic_category(), "simulated peer: cannot bind a UDP socket");
+  socket_.non_blocking(true);
+
+  const std::size_t k = options_.servers.size();
+  for (std::size_t i = 0; i < k; ++i) {
+    peer::LinkOptions lo;
+    lo.server = options_.servers[i];
+    lo.stream = options_.stream;
+    lo.window = options_.window;
+    lo.share = static_cast<std::uint16_t>(proto::kFullShare / k + (i < proto::kFullShare % k ? 1 : 0));
+    lo.systematic = i == 0;
+    lo.download = !options_.realtime;
+    lo.max_datagram = options_.max_datagram;
+    lo.stall_timeout = options_.stall_timeout;
+    links_.push_back(std::make_unique<peer::ServerLink>(lo, receiver_));
+    senders_.push_back([this, i](std::span<const std::uint8_t> d) { transmit(i, d); });
+  }
+}
+
+SimPeer::~SimPeer() {
+  boost::system::error_code ignore;
+  delay_timer_.cancel();
+  socket_.close(ignore);
+}
+
+void SimPeer::start(TimePoint now) {
+  started_ = now;
+  for (std::size_t i = 0; i < links_.size(); ++i) links_[i]->start(now, senders_[i]);
+  read();
+}
+
+void SimPeer::read() {
+  socket_.async_wait(asio::ip::udp::socket::wait_read, [this](const boost::system::error_code& ec) {
+    if (ec || status_ != Status::running) return;
+    const TimePoint now = Clock::now();
+    const int fd = socket_.native_handle();
+    mmsghdr msgs[RxScratch::kBatch];
+    iovec iovs[RxScratch::kBatch];
+    sockaddr_storage from[RxScratch::kBatch];
+    // A few batches at most, so that one busy peer does not starve the others of its thread.
+    for (int batch = 0; batch < 4 && status_ == Status::running; ++batch) {
+      for (std::size_t i = 0; i < RxScratch::kBatch; ++i) {
+        iovs[i] = {scratch_.bytes.data() + i * scratch_.size, scratch_.size};
+        std::memset(&msgs[i], 0, sizeof msgs[i]);
+        msgs[i].msg_hdr.msg_iov = &iovs[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+        msgs[i].msg_hdr.msg_name = &from[i];
+        msgs[i].msg_hdr.msg_namelen = sizeof from[i];
+      }
+      const int got = ::recvmmsg(fd, msgs, RxScratch::kBatch, MSG_DONTWAIT, nullptr);
+      if (got <= 0) break;
+      for (int i = 0; i < got && status_ == Status::running; ++i) {
+        // A datagram larger than the buffer is truncated (MSG_TRUNC): too long for the session anyway.
+        if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) continue;
+        const auto addr = proto::Address::from_sockaddr(reinterpret_cast<sockaddr*>(&from[i]));
+        on_datagram({scratch_.bytes.data() + static_cast<std::size_t>(i) * scratch_.size, msgs[i].msg_len}, addr, now);
+      }
+      if (static_cast<std::size_t>(got) < RxScratch::kBatch) break;
+    }
+    after_input(now);
+    if (status_ == Status::running) read();
+  });
+}
+
+void SimPeer::on_datagram(std::span<std::uint8_t> d, const proto::Address& from, TimePoint now) {
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    if (links_[i]->options().server != from) continue;
+    if (!delayed_path_) return arrive(i, d, now);
+    // The emulated path: the datagram arrives later, and only then meets the loss process.
+    delayed_.push({delayed_until(now), delay_order_++, true, i, {d.begin(), d.end()}});
+    arm_delay_timer();
+    return;
+  }
+  ++unknown_source_;
+}
+
+void SimPeer::arrive(std::size_t link, std::span<std::uint8_t> d, TimePoint now) {
+  const auto prefix = proto::parse_prefix(d);
+  const bool coded = prefix && prefix->type == proto::PacketType::coded;
+  coded_arrived_ += coded;
+  if (drop_ && drop_()) {
+    ++lost_;
+    lost_coded_ += coded;
+    return;
+  }
+  links_[link]->on_datagram(d, now, senders_[link]);
+}
+
+void SimPeer::transmit(std::size_t link, std::span<const std::uint8_t> d) {
+  if (!delayed_path_) return send_raw(link, d);
+  delayed_.push({delayed_until(Clock::now()), delay_order_++, false, link, {d.begin(), d.end()}});
+  arm_delay_timer();
+}
+
+void SimPeer::send_raw(std::size_t link, std::span<const std::uint8_t> d) {
+  if (!socket_.is_open()) return;
+  sockaddr_storage ss{};
+  const socklen_t len = links_[link]->options().server.to_sockaddr(ss);
+  if (::sendto(socket_.native_handle(), d.data(), d.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&ss), len) < 0)
+    ++send_errors_;
+}
+
+TimePoint SimPeer::delayed_until(TimePoint now) {
+  auto d = options_.delay;
+  if (options_.jitter.count() > 0) {
+    // Uniform in [delay − jitter, delay + jitter], never negative: datagrams may overtake each other.
+    const double u = static_cast<double>(splitmix(jitter_state_) >> 11) * 0x1.0p-53;
+    d += std::chrono::microseconds(static_cast<long long>((2 * u - 1) * static_cast<double>(options_.jitter.count())));
+  }
+  return now + std::max(d, std::chrono::microseconds(0));
+}
+
+void SimPeer::arm_delay_timer() {
+  if (delayed_.empty() || delayed_.top().due >= delay_timer_at_) return;
+  delay_timer_at_ = delayed_.top().due;
+  delay_timer_.expires_at(delay_timer_at_);
+  delay_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    delay_timer_at_ = TimePoint::max();
+    run_delayed();
+  });
+}
+
+void SimPeer::run_delayed() {
+  const TimePoint now = Clock::now();
+  while (!delayed_.empty() && delayed_.top().due <= now && status_ == Status::running) {
+    Delayed d = std::move(const_cast<Delayed&>(delayed_.top()));
+    delayed_.pop();
+    if (d.inbound) arrive(d.link, d.bytes, now);
+    else send_raw(d.link, d.bytes);
+  }
+  after_input(now);
+  if (status_ == Status::running) arm_delay_timer();
+}
+
+void SimPeer::poll(TimePoint now) {
+  if (status_ != Status::running) return;
+  for (std::size_t i = 0; i < links_.size(); ++i) links_[i]->poll(now, senders_[i]);
+  after_input(now);
+}
+
+void SimPeer::after_input(TimePoint now) {
+  if (status_ != Status::running) return;
+  for (std::size_t i = 0; i < links_.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (links_[i]->state() == peer::ServerLink::State::established && links_[j]->server_id() &&
+          links_[i]->server_id() == links_[j]->server_id())
+        links_[i]->fail("server id " + std::to_string(*links_[i]->server_id()) + " is also used by " +
+                        links_[j]->options().server.to_string());
+  if (receiver_.complete()) {
+    completed_at_ = now;
+    // The stop signal and goodbye go out at once, whatever the emulated delay.
+    for (std::size_t i = 0; i < links_.size(); ++i)
+      links_[i]->close([this, i](std::span<const std::uint8_t> d) { send_raw(i, d); }, proto::ByeReason::done);
+    return finish(Status::complete, now);
+  }
+  if (std::all_of(links_.begin(), links_.end(), [](const auto& l) { return l->state() == peer::ServerLink::State::failed; })) {
+    for (const auto& l : links_) failure_ += (failure_.empty() ? "" : "; ") + l->options().server.to_string() + ": " + l->failure();
+    finish(Status::failed, now);
+  }
+}
+
+void SimPeer::leave(bool polite, TimePoint now) {
+  if (status_ != Status::running) return;
+  if (polite)
+    for (std::size_t i = 0; i < links_.size(); ++i)
+      links_[i]->close([this, i](std::span<const std::uint8_t> d) { send_raw(i, d); }, proto::ByeReason::shutdown);
+  finish(Status::left, now);
+}
+
+void SimPeer::give_up(const std::string& why, TimePoint now) {
+  if (status_ != Status::running) return;
+  failure_ = why;
+  for (std::size_t i = 0; i < links_.size(); ++i)
+    links_[i]->close([this, i](std::span<const std::uint8_t> d) { send_raw(i, d); }, proto::ByeReason::shutdown);
+  finish(Status::failed, now);
+}
+
+void SimPeer::finish(Status status, TimePoint now) {
+  status_ = status;
+  ended_ = now;
+  receiver_.finish(now);
+  // Free the port and the pending work: a finished peer costs nothing more.
+  boost::system::error_code ignore;
+  delay_timer_.cancel();
+  delayed_ = {};
+  socket_.close(ignore);
+}
+
+nlohmann::json SimPeer::report() const {
+  const auto& s = receiver_.stats();
+  nlohmann::json j;
+  j["id"] = id_;
+  j["mode"] = options_.realtime ? "realtime" : "download";
+  const char* status = "running";
+  switch (status_) {
+    case Status::running: status = "running"; break;
+    case Status::complete: status = "complete"; break;
+    case Status::failed: status = "failed"; break;
+    case Status::left: status = "left"; break;
+  }
+  j["status"] = status;
+  if (!failure_.empty()) j["failure"] = failure_;
+  j["run_s"] = seconds((status_ == Status::running ? Clock::now() : ended_) - started_);
+  j["time_to_first_segment_s"] =
+      receiver_.first_segment_at() ? nlohmann::json(seconds(*receiver_.first_segment_at() - started_)) : nlohmann::json(nullptr);
+  j["completion_s"] = completed_at_ ? nlohmann::json(seconds(*completed_at_ - started_)) : nlohmann::json(nullptr);
+  j["segments"] = s.segments_written;
+  j["bytes"] = s.bytes_written;
+  j["symbols_received"] = s.symbols;
+  j["symbols_arrived"] = coded_arrived_;
+  j["symbols_lost"] = lost_coded_;
+  j["symbols_needed"] = s.symbols_needed;
+  j["non_innovative"] = s.non_innovative;
+  j["after_decode"] = s.after_decode;
+  j["out_of_window"] = s.out_of_window;
+  j["hash_failures"] = s.hash_failures;
+  j["datagrams_lost"] = lost_;
+  j["late_segments"] = playback_ ? playback_->late() : 0;
+  j["stalls"] = playback_ ? playback_->late() : 0;
+  j["stall_s"] = playback_ ? playback_->stall_seconds() : 0.0;
+  std::uint64_t bad = 0, rejoins = 0;
+  for (const auto& l : links_) {
+    const auto& c = l->counters();
+    bad += c.drops.total() - c.drops[proto::DropReason::unexpected];
+    rejoins += c.rejoins;
+  }
+  j["bad_packets"] = bad + s.rejected + unknown_source_;
+  j["rejoins"] = rejoins;
+  return j;
+}
+
+}  // namespace ncast::swarm

@@ -1,0 +1,131 @@
+#pragma once
+// One simulated peer of a swarm: the ncast-peer protocol machinery (ServerLink per server, one
+// StreamReceiver that decodes and verifies every segment) on a socket of its own, but on an io_context
+// shared with many other peers and polled by their worker's tick rather than timers of its own. The
+// path to the servers is emulated: arriving datagrams go through a loss process, and both directions
+// can be delayed with jitter. The decoded stream is not kept: each segment is verified (SHA-256) and fed
+// to a model player (Playback) that counts what would have been late at the stream's bitrate.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/udp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "peer/server_link.hpp"
+#include "peer/stream_receiver.hpp"
+#include "peer/swarm/playback.hpp"
+#include "server/protocol/address.hpp"
+
+namespace ncast::swarm {
+
+using peer::Clock;
+using peer::TimePoint;
+
+struct SimPeerOptions {
+  std::vector<proto::Address> servers;  // each supplies an equal share; the first the systematic symbols
+  std::string stream;
+  std::uint16_t window = 4;
+  bool realtime = true;  // paced at the stream's bitrate; otherwise download (as fast as allowed)
+  std::uint16_t max_datagram = 1200;
+  std::chrono::milliseconds stall_timeout{2000};
+  std::chrono::duration<double> startup{1.0};  // the player's buffer before playback starts
+  std::chrono::microseconds delay{0};          // one way, each direction
+  std::chrono::microseconds jitter{0};         // each datagram's delay is delay ± up to jitter
+  std::uint64_t seed = 1;
+  std::size_t socket_buffer = 512 << 10;
+};
+
+// Datagrams are read in batches into a buffer that the peers of one thread share.
+struct RxScratch {
+  static constexpr std::size_t kBatch = 16;
+  explicit RxScratch(std::size_t max_datagram) : size(max_datagram), bytes(kBatch * max_datagram) {}
+  std::size_t size;
+  std::vector<std::uint8_t> bytes;
+};
+
+class SimPeer {
+ public:
+  enum class Status : std::uint8_t { running, complete, failed, left };
+  using Drop = std::function<bool()>;  // the loss process: true drops the arriving datagram
+
+  SimPeer(boost::asio::io_context& io, std::uint32_t id, SimPeerOptions options, Drop drop, RxScratch& scratch);
+  ~SimPeer();
+  SimPeer(const SimPeer&) = delete;
+  SimPeer& operator=(const SimPeer&) = delete;
+
+  void start(TimePoint now);
+  // Retransmissions, ACKs, silence detection, completion: the worker calls it every few milliseconds.
+  void poll(TimePoint now);
+  // Churn: the peer goes away now, saying BYE (polite) or simply falling silent.
+  void leave(bool polite, TimePoint now);
+  // The run is over: a peer still running failed.
+  void give_up(const std::string& why, TimePoint now);
+
+  std::uint32_t id() const { return id_; }
+  Status status() const { return status_; }
+  bool realtime() const { return options_.realtime; }
+  std::uint64_t symbols_received() const { return receiver_.stats().symbols; }
+  std::uint64_t bytes_written() const { return receiver_.stats().bytes_written; }
+  std::uint64_t coded_arrived() const { return coded_arrived_; }
+  std::uint64_t datagrams_lost() const { return lost_; }
+  nlohmann::json report() const;
+
+ private:
+  struct Delayed {
+    TimePoint due;
+    std::uint64_t order;  // first in, first out among equal times
+    bool inbound;
+    std::size_t link;  // inbound: the link it is for; outbound: the server it goes to
+    std::vector<std::uint8_t> bytes;
+    bool operator>(const Delayed& o) const { return due != o.due ? due > o.due : order > o.order; }
+  };
+
+  void read();
+  void on_datagram(std::span<std::uint8_t> datagram, const proto::Address& from, TimePoint now);
+  // Past the emulated delay: the loss process, then the link.
+  void arrive(std::size_t link, std::span<std::uint8_t> datagram, TimePoint now);
+  void transmit(std::size_t link, std::span<const std::uint8_t> datagram);
+  void send_raw(std::size_t link, std::span<const std::uint8_t> datagram);
+  TimePoint delayed_until(TimePoint now);
+  void arm_delay_timer();
+  void run_delayed();
+  void after_input(TimePoint now);
+  void finish(Status status, TimePoint now);
+
+  boost::asio::io_context& io_;
+  std::uint32_t id_;
+  SimPeerOptions options_;
+  Drop drop_;
+  RxScratch& scratch_;
+  boost::asio::ip::udp::socket socket_;
+  peer::StreamReceiver receiver_;
+  std::optional<Playback> playback_;  // from the first segment on, at the manifest's bitrate
+  std::vector<std::unique_ptr<peer::ServerLink>> links_;
+  std::vector<peer::ServerLink::Send> senders_;
+  std::vector<std::uint8_t> tx_copy_;
+
+  bool delayed_path_ = false;
+  std::priority_queue<Delayed, std::vector<Delayed>, std::greater<>> delayed_;
+  std::uint64_t delay_order_ = 0;
+  boost::asio::steady_timer delay_timer_;
+  TimePoint delay_timer_at_ = TimePoint::max();
+  std::uint64_t jitter_state_;
+
+  Status status_ = Status::running;
+  std::string failure_;
+  TimePoint started_{}, ended_{};
+  std::optional<TimePoint> completed_at_;
+  std::uint64_t coded_arrived_ = 0, lost_ = 0, lost_coded_ = 0, unknown_source_ = 0, send_errors_ = 0;
+};
+
+}  // namespace ncast::swarm

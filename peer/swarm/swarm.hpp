@@ -1,0 +1,56 @@
+#pragma once
+// A swarm of simulated peers (SimPeer) in one process: worker threads each run many peers on one
+// io_context; the calling thread starts them on a ramp, drives churn (peers leaving mid-stream, each
+// replaced by a newcomer), reports progress, and at the end gathers every peer's report into one
+// aggregate: completion, time to first segment, late segments at the playback rate, symbols per
+// source symbol against what the loss model implies, and what it cost the servers (their /metrics).
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "peer/swarm/loss_model.hpp"
+#include "server/protocol/address.hpp"
+
+namespace ncast::swarm {
+
+struct SwarmProgress {
+  double elapsed_s = 0;
+  std::size_t started = 0, running = 0, complete = 0, failed = 0, left = 0;
+  std::uint64_t symbols = 0, arrived = 0, lost = 0, bytes = 0;
+};
+
+struct SwarmOptions {
+  std::vector<proto::Address> servers;  // every peer pulls from all of them
+  std::vector<proto::Address> metrics;  // the servers' /metrics endpoints, for the cost of serving
+  std::string stream;
+  std::size_t peers = 10;
+  unsigned threads = 1;
+  double realtime_fraction = 1.0;  // the rest download as fast as allowed
+  LossSpec loss;
+  bool loss_shared = false;        // one loss process for the whole swarm rather than one per peer
+  std::chrono::microseconds delay{0}, jitter{0};
+  double ramp_s = 1.0;             // the initial peers join evenly over this long
+  double churn_rate = 0;           // peers per second that leave, each replaced by a newcomer
+  double churn_duration_s = 10;    // churn happens during this long from the start
+  bool churn_polite = true;        // leaving peers say BYE (else they vanish)
+  double timeout_s = 120;          // peers still running then have failed
+  std::uint16_t window = 4;
+  std::uint16_t max_datagram = 1200;
+  double startup_s = 1.0;          // the model player's buffer
+  std::uint64_t seed = 1;
+  bool per_peer = true;            // include every peer's report
+  double progress_interval_s = 1.0;
+  std::function<void(const SwarmProgress&)> on_progress;
+};
+
+// Runs the swarm to its end. The result is the aggregate report ("event":"swarm"); "ok" is true when
+// every peer that did not leave completed with every segment verified. Throws std::invalid_argument
+// for unusable options.
+nlohmann::json run_swarm(const SwarmOptions& options);
+
+}  // namespace ncast::swarm

@@ -1,0 +1,113 @@
+#include "peer/swarm/swarm_options.hpp"
+
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace ncast::swarm {
+namespace po = boost::program_options;
+
+namespace {
+
+proto::Address address(const std::string& text, const char* what) {
+  const auto a = proto::Address::parse(text);
+  if (a.family == 0)
+    throw std::invalid_argument(std::string("--") + what + " '" + text + "' is not a numeric HOST:PORT (e.g. 127.0.0.1:7700)");
+  return a;
+}
+
+}  // namespace
+
+ParsedSwarmOptions parse_swarm_options(int argc, const char* const* argv) {
+  ParsedSwarmOptions out;
+  SwarmOptions& o = out.options;
+  std::vector<std::string> servers, metrics;
+  std::string loss = "none", scope = "peer", churn_mode = "bye", progress = "auto";
+  double delay_ms = 0, jitter_ms = 0;
+  unsigned window = 4, max_datagram = 1200;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads = cores > 1 ? cores - 1 : 1;
+
+  po::options_description opts("Options");
+  opts.add_options()
+      ("server,s", po::value(&servers)->composing(), "HOST:PORT of a server of the stream (repeat: every peer pulls from all)")
+      ("stream", po::value(&o.stream), "the stream's name")
+      ("metrics", po::value(&metrics)->composing(), "HOST:PORT of a server's /metrics, to report its CPU time per GB sent (repeatable)")
+      ("peers,n", po::value(&o.peers)->default_value(10), "peers at once")
+      ("threads", po::value(&threads)->default_value(threads), "worker threads running the peers (default: cores − 1)")
+      ("realtime", po::value(&o.realtime_fraction)->default_value(1.0), "fraction of peers paced at the stream's bitrate; the rest download as fast as allowed")
+      ("loss", po::value(&loss)->default_value("none"), "loss of arriving datagrams: none, bernoulli:P, burst:P:LEN (Gilbert–Elliott, mean loss P, mean burst LEN), ge:P_GB:P_BG:LOSS_GOOD:LOSS_BAD")
+      ("loss-scope", po::value(&scope)->default_value("peer"), "peer: a loss process per peer; shared: one for the whole swarm (a common bottleneck)")
+      ("delay", po::value(&delay_ms)->default_value(0.0), "one-way delay each direction, ms")
+      ("jitter", po::value(&jitter_ms)->default_value(0.0), "each datagram's delay varies uniformly by up to ± this, ms (reorders)")
+      ("ramp", po::value(&o.ramp_s)->default_value(1.0), "seconds over which the peers join")
+      ("churn", po::value(&o.churn_rate)->default_value(0.0), "peers per second that leave mid-stream, each replaced by a newcomer")
+      ("churn-for", po::value(&o.churn_duration_s)->default_value(10.0), "seconds from the start during which churn happens")
+      ("churn-mode", po::value(&churn_mode)->default_value("bye"), "how peers leave: bye (say goodbye) or vanish (fall silent)")
+      ("timeout", po::value(&o.timeout_s)->default_value(120.0), "seconds after which peers still running have failed")
+      ("window", po::value(&window)->default_value(4), "segments each peer decodes at once (1..64)")
+      ("max-datagram", po::value(&max_datagram)->default_value(1200), "largest datagram accepted (1200..65507)")
+      ("startup", po::value(&o.startup_s)->default_value(1.0), "seconds of buffer before the model player starts (late segments are counted from there)")
+      ("seed", po::value(&o.seed)->default_value(1), "seed of the loss processes, jitter and churn")
+      ("json", po::bool_switch(&out.json), "print the report, with every peer, as JSON on standard output instead of a table")
+      ("report", po::value(&out.report_path), "also write the JSON report to this file")
+      ("progress", po::value(&progress)->default_value("auto"), "live summary on standard error: auto (on a terminal), on, off")
+      ("help,h", "show this help");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw std::invalid_argument(e.what());
+  }
+  if (vm.count("help")) {
+    std::ostringstream h;
+    h << "ncast-swarm: runs many simulated ncast peers in one process against one or more servers, with\n"
+         "emulated loss, delay, jitter and churn; every segment is decoded and verified (SHA-256). Prints a\n"
+         "final table (or --json), with the servers' CPU time per GB sent when --metrics is given.\n\n"
+         "Usage: ncast-swarm -s HOST:PORT --stream NAME [-n PEERS] [options]\n"
+      << opts;
+    out.action = ParsedSwarmOptions::Action::help;
+    out.text = h.str();
+    return out;
+  }
+  if (servers.empty()) throw std::invalid_argument("give at least one --server HOST:PORT");
+  for (const auto& s : servers) {
+    o.servers.push_back(address(s, "server"));
+    if (o.servers.back().family != o.servers.front().family) throw std::invalid_argument("all servers must be IPv4 or all IPv6");
+  }
+  for (const auto& m : metrics) o.metrics.push_back(address(m, "metrics"));
+  if (o.stream.empty() || o.stream.size() > 255) throw std::invalid_argument("give --stream NAME (1..255 octets)");
+  if (o.peers < 1 || o.peers > 1000000) throw std::invalid_argument("--peers must be 1..1000000");
+  if (threads < 1 || threads > 1024) throw std::invalid_argument("--threads must be 1..1024");
+  o.threads = threads;
+  if (!(o.realtime_fraction >= 0 && o.realtime_fraction <= 1)) throw std::invalid_argument("--realtime must be in [0, 1]");
+  o.loss = parse_loss(loss);
+  if (scope == "shared") o.loss_shared = true;
+  else if (scope != "peer") throw std::invalid_argument("--loss-scope must be peer or shared");
+  if (!(delay_ms >= 0 && delay_ms <= 10000) || !(jitter_ms >= 0 && jitter_ms <= 10000))
+    throw std::invalid_argument("--delay and --jitter must be in 0..10000 ms");
+  o.delay = std::chrono::microseconds(static_cast<long long>(delay_ms * 1000));
+  o.jitter = std::chrono::microseconds(static_cast<long long>(jitter_ms * 1000));
+  if (!(o.ramp_s >= 0) || !(o.churn_rate >= 0) || !(o.churn_duration_s >= 0) || !(o.startup_s >= 0))
+    throw std::invalid_argument("--ramp, --churn, --churn-for and --startup must not be negative");
+  if (!(o.timeout_s > 0)) throw std::invalid_argument("--timeout must be positive");
+  if (churn_mode == "bye") o.churn_polite = true;
+  else if (churn_mode == "vanish") o.churn_polite = false;
+  else throw std::invalid_argument("--churn-mode must be bye or vanish");
+  if (window < 1 || window > 64) throw std::invalid_argument("--window must be 1..64");
+  o.window = static_cast<std::uint16_t>(window);
+  if (max_datagram < 1200 || max_datagram > 65507) throw std::invalid_argument("--max-datagram must be 1200..65507");
+  o.max_datagram = static_cast<std::uint16_t>(max_datagram);
+  if (progress == "auto") out.progress = ::isatty(STDERR_FILENO) == 1;
+  else if (progress == "on") out.progress = true;
+  else if (progress == "off") out.progress = false;
+  else throw std::invalid_argument("--progress must be auto, on or off");
+  return out;
+}
+
+}  // namespace ncast::swarm

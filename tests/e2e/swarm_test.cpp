@@ -1,0 +1,186 @@
+// ncast-swarm as a real process against a real ncast-server on loopback: a small swarm under each
+// loss model, with delay and jitter, and with churn. Its JSON report is checked against counts made
+// independently: the segment table computed here from the file's size, the server's own /metrics,
+// and the sums of the per-peer reports.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/e2e/e2e_support.hpp"
+
+namespace ncast::e2e {
+namespace {
+
+constexpr std::size_t kN = 32, kL = 1024;  // small segments: several per stream, quick to run
+constexpr std::size_t kMediaBytes = 5 * kN * kL + 3000;  // five full segments and a short one
+
+struct Swarm {
+  int code = -1;
+  Json report;
+};
+
+class SwarmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_file(dir_ / "media", random_bytes(kMediaBytes, 77));
+    server_ = start_server(dir_, "server",
+                           {"--file", (dir_ / "media").string(), "--bitrate", "4M", "--symbols", std::to_string(kN),
+                            "--symbol-size", std::to_string(kL), "--stats-interval", "0", "--idle-timeout", "3"});
+  }
+
+  Swarm run(const std::string& tag, std::vector<std::string> args) {
+    std::vector<std::string> argv{NCAST_SWARM_BIN, "-s", "127.0.0.1:" + std::to_string(server_.port), "--stream", "media",
+                                  "--metrics", "127.0.0.1:" + std::to_string(server_.metrics), "--json", "--threads", "2",
+                                  "--timeout", "40", "--ramp", "0.2", "--startup", "1"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Process p(argv, dir_ / (tag + ".stdout"), dir_ / (tag + ".stderr"));
+    Swarm s;
+    const auto code = p.wait(60s);
+    if (!code) throw std::runtime_error(tag + ": the swarm did not finish: " + p.err());
+    s.code = *code;
+    s.report = Json::parse(p.out(), nullptr, false);
+    if (s.report.is_discarded()) throw std::runtime_error(tag + ": no JSON report: " + p.out() + p.err());
+    return s;
+  }
+
+  // Segments of the stream and their source symbols, from the file's size alone.
+  static std::size_t segments() { return (kMediaBytes + kN * kL - 1) / (kN * kL); }
+  static std::size_t symbols_needed() {
+    std::size_t total = 0;
+    for (std::size_t s = 0; s < segments(); ++s) {
+      const std::size_t size = std::min(kN * kL, kMediaBytes - s * kN * kL);
+      total += (size + kL - 1) / kL;
+    }
+    return total;
+  }
+
+  // Every field that the aggregate sums, summed here from the per-peer reports; and each peer that
+  // completed got the whole stream.
+  static void check_consistent(const Json& r) {
+    std::uint64_t arrived = 0, received = 0, lost = 0, needed = 0, segs = 0, late = 0, bytes = 0;
+    std::size_t complete = 0, left = 0;
+    ASSERT_EQ(r["per_peer"].size(), r["peers"].get<std::size_t>());
+    for (const auto& p : r["per_peer"]) {
+      arrived += p["symbols_arrived"].get<std::uint64_t>();
+      received += p["symbols_received"].get<std::uint64_t>();
+      lost += p["symbols_lost"].get<std::uint64_t>();
+      needed += p["symbols_needed"].get<std::uint64_t>();
+      segs += p["segments"].get<std::uint64_t>();
+      late += p["late_segments"].get<std::uint64_t>();
+      bytes += p["bytes"].get<std::uint64_t>();
+      left += p["status"] == "left";
+      if (p["status"] != "complete") continue;
+      ++complete;
+      EXPECT_EQ(p["segments"].get<std::size_t>(), segments());
+      EXPECT_EQ(p["bytes"].get<std::size_t>(), kMediaBytes);
+      EXPECT_EQ(p["symbols_needed"].get<std::size_t>(), symbols_needed());
+      EXPECT_EQ(p["hash_failures"].get<int>(), 0);
+      // What arrived was either lost on the way or handed to the decoder.
+      EXPECT_EQ(p["symbols_arrived"].get<std::uint64_t>(),
+                p["symbols_lost"].get<std::uint64_t>() + p["symbols_received"].get<std::uint64_t>());
+      EXPECT_GE(p["symbols_received"].get<std::size_t>(), symbols_needed());
+      EXPECT_GE(p["completion_s"].get<double>(), p["time_to_first_segment_s"].get<double>());
+    }
+    EXPECT_EQ(r["complete"].get<std::size_t>(), complete);
+    EXPECT_EQ(r["left"].get<std::size_t>(), left);
+    EXPECT_EQ(r["symbols_arrived"].get<std::uint64_t>(), arrived);
+    EXPECT_EQ(r["symbols_received"].get<std::uint64_t>(), received);
+    EXPECT_EQ(r["symbols_lost"].get<std::uint64_t>(), lost);
+    EXPECT_EQ(r["symbols_needed"].get<std::uint64_t>(), needed);
+    EXPECT_EQ(r["segments"].get<std::uint64_t>(), segs);
+    EXPECT_EQ(r["late_segments"].get<std::uint64_t>(), late);
+    EXPECT_EQ(r["bytes"].get<std::uint64_t>(), bytes);
+  }
+
+  // The server sent every CODED packet that arrived at a peer (loopback loses nothing), and little
+  // more: those in flight when a peer finished. Its CPU time and bytes as the swarm read them.
+  void check_against_server(const Json& r) {
+    const auto m = scrape(server_.metrics);
+    const double coded = m.at("ncast_sent_packets_total{type=\"coded\"}");
+    const double arrived = r["symbols_arrived"].get<double>();
+    EXPECT_LE(arrived, coded);
+    EXPECT_GE(arrived, 0.95 * coded);
+    ASSERT_TRUE(r["server_cpu_s"].is_number());
+    EXPECT_GT(r["server_cpu_s"].get<double>(), 0.0);
+    EXPECT_LE(r["server_cpu_s"].get<double>(), m.at("process_cpu_seconds_total"));
+    EXPECT_LE(r["server_sent_bytes"].get<double>(), m.at("ncast_sent_bytes_total"));
+    EXPECT_GE(r["server_sent_bytes"].get<double>(), arrived * (kL + 48));
+    EXPECT_NEAR(r["server_cpu_s_per_gb"].get<double>(),
+                r["server_cpu_s"].get<double>() / (r["server_sent_bytes"].get<double>() / 1e9), 1e-6);
+  }
+
+  TempDir dir_;
+  ServerProc server_;
+};
+
+TEST_F(SwarmTest, NoLossEveryPeerCompletesAndCountsAgree) {
+  const auto s = run("none", {"-n", "12", "--realtime", "0.5"});
+  ASSERT_EQ(s.code, 0) << s.report.dump();
+  const Json& r = s.report;
+  EXPECT_TRUE(r["ok"].get<bool>());
+  EXPECT_EQ(r["complete"].get<int>(), 12);
+  EXPECT_EQ(r["realtime"].get<int>(), 6);
+  EXPECT_EQ(r["symbols_lost"].get<int>(), 0);
+  check_consistent(r);
+  check_against_server(r);
+}
+
+TEST_F(SwarmTest, BernoulliLossIsMadeUpFor) {
+  const auto s = run("bernoulli", {"-n", "12", "--realtime", "0", "--loss", "bernoulli:0.3", "--seed", "3"});
+  ASSERT_EQ(s.code, 0) << s.report.dump();
+  const Json& r = s.report;
+  EXPECT_EQ(r["complete"].get<int>(), 12);
+  check_consistent(r);
+  check_against_server(r);
+  // 12 peers × ~280 arrivals: the observed loss is within a few points of the model's.
+  EXPECT_NEAR(r["loss_observed"].get<double>(), 0.3, 0.04);
+  // Arrivals per source symbol follow 1 / (1 − p): within the sampling error of a small swarm.
+  EXPECT_NEAR(r["implied_per_needed"].get<double>(), 1 / 0.7, 1e-9);
+  EXPECT_NEAR(r["arrived_per_needed"].get<double>(), 1 / 0.7, 0.08);
+}
+
+TEST_F(SwarmTest, BurstLossSharedOrPerPeerWithDelayAndJitter) {
+  for (const std::string scope : {"peer", "shared"}) {
+    const auto s = run("burst-" + scope, {"-n", "10", "--realtime", "0.5", "--loss", "burst:0.1:4", "--loss-scope", scope,
+                                          "--delay", "5", "--jitter", "3", "--seed", "5"});
+    ASSERT_EQ(s.code, 0) << scope << ": " << s.report.dump();
+    const Json& r = s.report;
+    EXPECT_EQ(r["complete"].get<int>(), 10) << scope;
+    EXPECT_EQ(r["loss_scope"], scope);
+    EXPECT_NEAR(r["loss_mean"].get<double>(), 0.1, 1e-9);
+    EXPECT_NEAR(r["loss_observed"].get<double>(), 0.1, 0.05) << scope;
+    EXPECT_GT(r["symbols_lost"].get<int>(), 0) << scope;
+    check_consistent(r);
+  }
+}
+
+TEST_F(SwarmTest, ChurnReplacesLeavingPeers) {
+  // Each peer takes about a second at 4 Mbit/s; six leave in the first two seconds, each replaced.
+  const auto s = run("churn", {"-n", "8", "--realtime", "1", "--churn", "3", "--churn-for", "2", "--churn-mode", "vanish",
+                               "--seed", "8"});
+  ASSERT_EQ(s.code, 0) << s.report.dump();
+  const Json& r = s.report;
+  const int left = r["left"].get<int>();
+  EXPECT_GT(left, 0);
+  EXPECT_EQ(r["peers"].get<int>(), 8 + left);  // a newcomer for each peer that left
+  EXPECT_EQ(r["complete"].get<int>(), 8);
+  EXPECT_EQ(r["failed"].get<int>(), 0);
+  check_consistent(r);
+  // Every peer, newcomers included, opened a session of its own.
+  const auto m = scrape(server_.metrics);
+  EXPECT_GE(m.at("ncast_sessions_created_total"), r["peers"].get<double>());
+}
+
+TEST_F(SwarmTest, BadUsageIsRefused) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--loss", "bernoulli:2"}, {"--loss-scope", "all"},
+                                                                {"-n", "0"}, {"--churn-mode", "maybe"}}) {
+    std::vector<std::string> argv{NCAST_SWARM_BIN, "-s", "127.0.0.1:" + std::to_string(server_.port), "--stream", "media"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Process p(argv, dir_ / "bad.stdout", dir_ / "bad.stderr");
+    EXPECT_EQ(p.wait(10s), 2) << args[0];
+    EXPECT_NE(p.err().find("ncast-swarm:"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace ncast::e2e

@@ -1,0 +1,287 @@
+// ncast-bench serve: the largest swarm one ncast-server keeps up with. Each trial starts a fresh server
+// process over a stream of random media, runs a swarm of realtime peers at the stream's bitrate
+// (ncast_swarm, in this process), and passes when every peer completed with every segment verified and
+// fewer than --late-limit of the segments came after the model player wanted them. The peer count
+// doubles until a trial fails, then is bisected, within --budget seconds in all. Each trial is
+// anchored by the raw UDP rate of the host (raw_udp_anchor.hpp) with as many destinations: the coded
+// send path's GB per server CPU-second is printed as a fraction of it. --plot draws peers against late
+// segments and server CPU with gnuplot.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "peer/swarm/swarm.hpp"
+#include "server/options.hpp"
+#include "server/protocol/packets.hpp"
+#include "tools/bench/bench.hpp"
+#include "tools/bench/raw_udp_anchor.hpp"
+#include "tools/bench/server_process.hpp"
+#include "tools/bench/subcommands.hpp"
+
+namespace ncast::bench {
+namespace {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+struct ServeOptions {
+  std::string bitrate = "768k";
+  double media_seconds = 20;
+  unsigned n = 128, symbol_size = 1024;
+  std::size_t start = 50, max = 100000;
+  double budget_s = 600;
+  double precision = 0.1;
+  double late_limit = 0.01;
+  unsigned threads = 0;
+  std::string loss = "none";
+  std::string server_bin;
+  int server_cpu = -1;
+  double anchor_seconds = 1.0;
+  std::string plot;
+  std::string backend = "auto";
+};
+
+struct Trial {
+  std::size_t peers = 0;
+  bool pass = false;
+  nlohmann::json swarm;
+  RawUdpResult anchor;
+  double wall_s = 0;
+  std::string engine;  // as the server announced it
+};
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "ncast-serve-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignore;
+    fs::remove_all(path_, ignore);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+Trial run_trial(const ServeOptions& o, const fs::path& media, std::size_t peers, unsigned threads) {
+  Trial t;
+  t.peers = peers;
+  const auto start = std::chrono::steady_clock::now();
+  const std::string sessions = std::to_string(peers + peers / 4 + 16);
+  ServerProcess server(o.server_bin,
+                       {"--file", media.string(), "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--bitrate",
+                        o.bitrate, "--symbols", std::to_string(o.n), "--symbol-size", std::to_string(o.symbol_size),
+                        "--backend", o.backend, "--max-sessions", sessions, "--stats-interval", "0", "--coded-cache-mb", "64"},
+                       o.server_cpu);
+  t.engine = server.listening().value("engine", "?");
+  swarm::SwarmOptions so;
+  so.servers = {server.address()};
+  so.metrics = {server.metrics()};
+  so.stream = media.filename().string();
+  so.peers = peers;
+  so.threads = threads;
+  so.realtime_fraction = 1.0;
+  so.loss = swarm::parse_loss(o.loss);
+  // The server admits 2000 sessions a second: join a little slower than that.
+  so.ramp_s = std::max(1.0, static_cast<double>(peers) / 1500.0);
+  so.timeout_s = so.ramp_s + 3 * o.media_seconds + 30;
+  so.per_peer = false;
+  so.seed = peers;
+  t.swarm = swarm::run_swarm(so);
+  t.pass = t.swarm["ok"].get<bool>() && t.swarm["late_fraction"].get<double>() < o.late_limit;
+  // The anchor: the same datagrams, as many destinations, in the runs a paced session sends (two).
+  const std::size_t datagram = proto::coded_packet_size(0, o.symbol_size);
+  t.anchor = measure_raw_udp(datagram, peers, 2, o.anchor_seconds);
+  t.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return t;
+}
+
+Record record(const ServeOptions& o, const Trial& t, const std::string& engine) {
+  const auto& s = t.swarm;
+  Record r;
+  r["bench"] = "serve";
+  r["backend"] = engine.find("cuda") != std::string::npos ? "cuda" : "cpu";
+  r["level"] = engine;
+  r["peers"] = t.peers;
+  r["bitrate"] = o.bitrate;
+  r["n"] = o.n;
+  r["symbol"] = o.symbol_size;
+  r["loss"] = o.loss;
+  r["pass"] = t.pass;
+  r["complete"] = s["complete"];
+  r["failed"] = s["failed"];
+  r["late_fraction"] = s["late_fraction"];
+  r["server_cpu_per_peer"] = s["server_cpu_per_peer"];
+  r["server_cpu_s_per_gb"] = s["server_cpu_s_per_gb"];
+  r["goodput_mbit_s"] = s["goodput_mbit_s"];
+  // The coded send path: GB sent per second of server CPU.
+  const double cpu_s_per_gb = s["server_cpu_s_per_gb"].is_number() ? s["server_cpu_s_per_gb"].get<double>() : 0.0;
+  r["gb_per_s"] = cpu_s_per_gb > 0 ? 1.0 / cpu_s_per_gb : 0.0;
+  r["anchor"] = "raw-udp";
+  r["anchor_gb_per_s"] = t.anchor.gb_per_cpu_s();
+  r["anchor_wall_gb_per_s"] = t.anchor.gb_per_wall_s();
+  return r;
+}
+
+void plot(const ServeOptions& o, const std::vector<Trial>& trials, std::size_t best) {
+  const fs::path png = o.plot;
+  const fs::path dat = fs::path(png).replace_extension(".dat"), gp = fs::path(png).replace_extension(".gp");
+  std::vector<const Trial*> sorted;
+  for (const auto& t : trials) sorted.push_back(&t);
+  std::sort(sorted.begin(), sorted.end(), [](auto a, auto b) { return a->peers < b->peers; });
+  {
+    std::ofstream d(dat);
+    d << "# peers late_percent server_cpu_percent_of_a_core pass\n";
+    for (const auto* t : sorted) {
+      const auto& s = t->swarm;
+      const double cpu = s["server_cpu_per_peer"].is_number() ? s["server_cpu_per_peer"].get<double>() * 100 * static_cast<double>(t->peers) : 0;
+      d << t->peers << ' ' << 100 * s["late_fraction"].get<double>() << ' ' << cpu << ' ' << (t->pass ? 1 : 0) << '\n';
+    }
+  }
+  {
+    std::ofstream g(gp);
+    g << "set terminal png size 900,560\nset output '" << png.string() << "'\n"
+      << "set title 'ncast-server on loopback: realtime peers at " << o.bitrate << " (n=" << o.n << ", L=" << o.symbol_size
+      << "), largest passing: " << best << "'\n"
+      << "set xlabel 'concurrent peers'\nset ylabel 'late segments (%)'\nset y2label 'server CPU (% of one core)'\n"
+      << "set ytics nomirror\nset y2tics\nset grid\nset key top left\nset yrange [0:*]\nset y2range [0:*]\n"
+      << "set arrow from graph 0, first " << 100 * o.late_limit << " to graph 1, first " << 100 * o.late_limit
+      << " nohead dashtype 2\n"
+      << "plot '" << dat.string() << "' using 1:2 with linespoints title 'late segments', '" << dat.string()
+      << "' using 1:3 axes x1y2 with linespoints title 'server CPU'\n";
+  }
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    std::cerr << "ncast-bench serve: gnuplot not found (tools/install-deps.sh installs gnuplot-nox); data in " << dat
+              << ", script in " << gp << "\n";
+    return;
+  }
+  const std::string cmd = "gnuplot '" + gp.string() + "'";
+  if (std::system(cmd.c_str()) != 0) std::cerr << "ncast-bench serve: gnuplot failed on " << gp << "\n";
+  else std::cerr << "ncast-bench serve: plot in " << png << "\n";
+}
+
+}  // namespace
+
+int run_serve(int argc, char** argv) {
+  ServeOptions o;
+  CommonOptions common;
+  po::options_description desc("ncast-bench serve options");
+  desc.add_options()
+    ("bitrate", po::value(&o.bitrate)->default_value(o.bitrate), "the stream's bitrate; every peer plays at it")
+    ("media-seconds", po::value(&o.media_seconds)->default_value(o.media_seconds), "length of the stream at that bitrate")
+    ("symbols", po::value(&o.n)->default_value(o.n), "source symbols per segment")
+    ("symbol-size", po::value(&o.symbol_size)->default_value(o.symbol_size), "octets per symbol (1024: a coded packet fits 1200 octets)")
+    ("start", po::value(&o.start)->default_value(o.start), "peers in the first trial")
+    ("max", po::value(&o.max)->default_value(o.max), "peers at most")
+    ("budget", po::value(&o.budget_s)->default_value(o.budget_s), "seconds for the whole search; no trial starts that would overrun it")
+    ("precision", po::value(&o.precision)->default_value(o.precision), "stop bisecting when the bracket is narrower than this fraction")
+    ("late-limit", po::value(&o.late_limit)->default_value(o.late_limit), "a trial fails at this fraction of late segments or more")
+    ("threads", po::value(&o.threads)->default_value(0), "swarm worker threads (0: cores − 1, at least 1)")
+    ("loss", po::value(&o.loss)->default_value(o.loss), "each peer's simulated loss (ncast-swarm --loss)")
+    ("backend", po::value(&o.backend)->default_value(o.backend), "the server's coding engine: auto, cpu or cuda")
+    ("server-bin", po::value(&o.server_bin), "ncast-server to run (default: the one of this build tree)")
+    ("server-cpu", po::value(&o.server_cpu)->default_value(-1), "pin the server to this CPU (-1: do not); --cpu pins the swarm")
+    ("anchor-seconds", po::value(&o.anchor_seconds)->default_value(o.anchor_seconds), "measuring time of each raw UDP anchor")
+    ("plot", po::value(&o.plot), "draw peers against late segments and server CPU into this PNG (gnuplot; .dat and .gp beside it)");
+  add_common_options(desc, common);
+  if (!parse_options(argc, argv, "usage: ncast-bench serve [options]", desc, common)) return 0;
+  if (o.server_bin.empty()) o.server_bin = default_server_binary();
+  const double bitrate = server::parse_rate(o.bitrate);
+  if (!(bitrate >= 8000)) throw po::error("--bitrate must be at least 8k");
+  if (!(o.media_seconds > 0) || !(o.budget_s > 0) || !(o.anchor_seconds > 0)) throw po::error("times must be positive");
+  if (o.start < 1 || o.max < o.start) throw po::error("want 1 <= --start <= --max");
+  if (!(o.precision > 0) || !(o.late_limit > 0 && o.late_limit < 1)) throw po::error("--precision and --late-limit must be in (0, 1)");
+  if (o.n < 1 || o.n > 256) throw po::error("--symbols must be 1..256");
+  if (proto::coded_packet_size(0, o.symbol_size) > 1200) throw po::error("--symbol-size must keep coded packets within 1200 octets");
+  swarm::parse_loss(o.loss);
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = o.threads ? o.threads : std::max(1u, cores - 1);
+
+  TempDir dir;
+  const fs::path media = dir.path() / "media";
+  {
+    const std::size_t bytes = static_cast<std::size_t>(o.media_seconds * bitrate / 8);
+    const auto data = random_bytes(std::max<std::size_t>(bytes, 1), common.seed);
+    std::ofstream out(media, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+    if (!out) throw std::runtime_error("cannot write the test media in " + dir.path().string());
+  }
+
+  Reporter reporter(common);
+  std::vector<Trial> trials;
+  std::string engine = "?";
+  const auto begin = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(); };
+  std::optional<std::size_t> lo, hi;  // largest passing, smallest failing
+  std::size_t peers = o.start;
+  double last_trial_s = 0;
+  while (peers > 0) {
+    // A trial takes about the stream's length plus the ramp; do not start one that would overrun.
+    const double expected = std::max(last_trial_s, o.media_seconds + 5);
+    if (!trials.empty() && elapsed() + expected > o.budget_s) break;
+    Trial t = run_trial(o, media, peers, threads);
+    last_trial_s = t.wall_s;
+    trials.push_back(t);
+    engine = t.engine;
+    Record r = record(o, t, engine);
+    reporter.emit(r);
+    if (t.pass) lo = std::max(lo.value_or(0), peers);
+    else hi = std::min(hi.value_or(peers), peers);
+    std::size_t next = 0;
+    if (!hi) {
+      next = peers >= o.max ? 0 : std::min(o.max, peers * 2);
+    } else if (!lo) {
+      next = peers > 1 ? peers / 2 : 0;  // even the first failed: look below
+      if (next > 0 && std::any_of(trials.begin(), trials.end(), [&](const Trial& x) { return x.peers == next; })) next = 0;
+    } else if (static_cast<double>(*hi - *lo) > o.precision * static_cast<double>(*lo) && *hi - *lo > 1) {
+      next = (*lo + *hi) / 2;
+    }
+    peers = next;
+  }
+  std::size_t best = lo.value_or(0);
+  const Trial* at_best = nullptr;
+  for (const auto& t : trials)
+    if (t.peers == best && t.pass) at_best = &t;
+  Record summary;
+  summary["bench"] = "serve-max";
+  summary["backend"] = engine.find("cuda") != std::string::npos ? "cuda" : "cpu";
+  summary["level"] = engine;
+  summary["bitrate"] = o.bitrate;
+  summary["symbol"] = o.symbol_size;
+  summary["loss"] = o.loss;
+  summary["max_peers"] = best;
+  summary["bracket_fail"] = hi ? nlohmann::json(*hi) : nlohmann::json(nullptr);
+  summary["trials"] = trials.size();
+  summary["search_s"] = elapsed();
+  if (at_best) {
+    summary["server_cpu_per_peer"] = at_best->swarm["server_cpu_per_peer"];
+    summary["late_fraction"] = at_best->swarm["late_fraction"];
+    const Record r = record(o, *at_best, engine);
+    summary["gb_per_s"] = r["gb_per_s"];
+    summary["anchor"] = "raw-udp";
+    summary["anchor_gb_per_s"] = r["anchor_gb_per_s"];
+  } else {
+    summary["gb_per_s"] = 0.0;
+  }
+  reporter.emit(summary);
+  if (!o.plot.empty()) plot(o, trials, best);
+  return 0;
+}
+
+}  // namespace ncast::bench
