@@ -16,7 +16,8 @@ ParsedPeerOptions parse_peer_options(int argc, const char* const* argv) {
   ParsedPeerOptions out;
   PeerOptions& o = out.options;
   std::vector<std::string> servers;
-  std::string server_key, relay, max_rate = "0", start = "0", progress = "auto";
+  std::string server_key, relay, max_rate = "0", start = "0", progress = "auto", decoder = "cpu";
+  std::uint64_t relay_memory_mb = 64;
   unsigned window = 8, max_datagram = 1200;
   double stall_timeout = 2.0, stall_threshold = 0.5;
   bool paced = false;
@@ -37,6 +38,8 @@ ParsedPeerOptions parse_peer_options(int argc, const char* const* argv) {
       ("relay", po::value(&relay), "also serve recoded symbols to other peers on HOST:PORT (port 0 picks one)")
       ("relay-id", po::value(&relay_id), "the relay's id in the coefficient seed space (default: random)")
       ("relay-linger", po::value(&o.relay_linger_s)->default_value(30.0), "seconds to keep relaying after completing, at most")
+      ("relay-memory-mb", po::value(&relay_memory_mb)->default_value(64), "decoded segments a relay keeps to recode from; the oldest are evicted beyond it")
+      ("decoder", po::value(&decoder)->default_value("cpu"), "decode on: cpu, gpu (a CUDA device, or fail) or auto (the GPU when one is usable)")
       ("loss", po::value(&o.loss)->default_value(0.0), "simulate loss: drop this fraction of arriving datagrams (testing)")
       ("seed", po::value(&o.seed)->default_value(0), "seed of the simulated loss (0: random)")
       ("timeout", po::value(&o.timeout_s)->default_value(0.0), "give up after this many seconds (0: never)")
@@ -108,6 +111,11 @@ ParsedPeerOptions parse_peer_options(int argc, const char* const* argv) {
     o.relay = a;
   }
   if (vm.count("relay-id")) o.relay_id = relay_id;
+  if (relay_memory_mb > (std::uint64_t{1} << 40)) throw std::invalid_argument("--relay-memory-mb is too large");
+  o.relay_memory = relay_memory_mb << 20;
+  const auto choice = parse_decoder_choice(decoder);
+  if (!choice) throw std::invalid_argument("--decoder must be cpu, gpu or auto, not '" + decoder + "'");
+  o.decoder = *choice;
   if (!(o.loss >= 0 && o.loss < 1)) throw std::invalid_argument("--loss must be in [0, 1)");
   if (o.timeout_s < 0 || !(stall_timeout > 0) || stall_threshold < 0 || o.relay_linger_s < 0)
     throw std::invalid_argument("times must not be negative (and --stall-timeout positive)");

@@ -91,9 +91,10 @@ nlohmann::json drops_json(const proto::DropCounters& d) {
 
 class Peer {
  public:
-  explicit Peer(const PeerOptions& o)
+  Peer(const PeerOptions& o, std::shared_ptr<DecoderFactory> decoders)
       : o_(o), output_(o.output, o.force),
-        receiver_({o.window, o.relay.has_value(), o.stall_threshold}, [this](std::span<const std::uint8_t> d) { output_.write(d); }),
+        receiver_({o.window, o.relay.has_value(), o.stall_threshold, o.relay_memory},
+                  [this](std::span<const std::uint8_t> d) { output_.write(d); }, std::move(decoders)),
         tick_timer_(io_), signals_(io_, SIGINT, SIGTERM), rng_(o.seed ? o.seed : std::random_device{}()),
         loss_(std::clamp(o.loss, 0.0, 1.0)) {
     if (o.servers.empty()) throw std::runtime_error("no server to join");
@@ -302,6 +303,7 @@ class Peer {
     nlohmann::json j;
     j["event"] = "report";
     j["stream"] = o_.stream;
+    j["decoder"] = receiver_.decoders().description();
     j["complete"] = completed_at_.has_value() && failure_.empty();
     if (!failure_.empty()) j["failure"] = failure_;
     j["segments"] = s.segments_written;
@@ -358,7 +360,10 @@ class Peer {
       j["relay"] = {{"address", relay_->local().to_string()},
                     {"sessions", m.sessions_created},
                     {"recoded", relay_source_->recoded()},
-                    {"segments_completed", m.segments_completed}};
+                    {"segments_completed", m.segments_completed},
+                    {"kept_bytes", s.kept_bytes},
+                    {"kept_peak_bytes", s.kept_peak_bytes},
+                    {"evicted", s.evicted}};
     }
     return j;
   }
@@ -391,8 +396,8 @@ class Peer {
 
 }  // namespace
 
-PeerResult run_peer(const PeerOptions& options) {
-  Peer peer(options);
+PeerResult run_peer(const PeerOptions& options, std::shared_ptr<DecoderFactory> decoders) {
+  Peer peer(options, std::move(decoders));
   return peer.run();
 }
 

@@ -3,12 +3,14 @@
 // the stream in order, optionally relays recoded symbols to other peers, and reports what happened.
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "peer/segment_decoder.hpp"
 #include "server/protocol/address.hpp"
 #include "server/protocol/crypto.hpp"
 
@@ -31,6 +33,8 @@ struct PeerOptions {
   std::optional<proto::Address> relay;  // serve recoded symbols here
   std::optional<std::uint32_t> relay_id;
   double relay_linger_s = 30;  // after completing, keep relaying while downstream sessions remain, at most this
+  std::uint64_t relay_memory = std::uint64_t{64} << 20;  // decoded segments kept to recode from (oldest evicted)
+  DecoderChoice decoder = DecoderChoice::cpu;  // for make_decoder_factory() (decoder_factory.hpp)
   std::string report_path;
   bool progress = false;
   double timeout_s = 0;  // give up after this long (0: never)
@@ -43,8 +47,8 @@ struct PeerResult {
   nlohmann::json report;
 };
 
-// Runs until complete, failed, timed out or interrupted (SIGINT/SIGTERM). Throws std::runtime_error
-// for set-up failures (output file exists, cannot bind).
-PeerResult run_peer(const PeerOptions& options);
+// Runs until complete, failed, timed out or interrupted (SIGINT/SIGTERM), decoding with decoders (the
+// CPU decoder when null). Throws std::runtime_error for set-up failures (output file exists, cannot bind).
+PeerResult run_peer(const PeerOptions& options, std::shared_ptr<DecoderFactory> decoders = nullptr);
 
 }  // namespace ncast::peer

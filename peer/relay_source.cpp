@@ -18,11 +18,15 @@ RelaySource::RelaySource(const StreamReceiver& receiver, std::uint32_t relay_id)
 bool RelaySource::write_coded(std::uint32_t segment, std::uint32_t, proto::Writer& w) {
   const rlnc::Decoder* node = receiver_.decoder(segment);
   if (!node || node->rank() == 0) return false;
-  auto& recoder = recoders_[segment];
-  // Every call makes a fresh combination, so the ordinal j that an encoder uses is not needed.
-  if (!recoder)
-    recoder = std::make_unique<rlnc::Recoder>(
-        *node, rlnc::SeedContext{rlnc::coefficient_seed(info_.server_id, info_.stream_id), segment});
+  auto it = recoders_.find(segment);
+  if (it == recoders_.end() || it->second.node != node) {
+    // A new recoder (rarely: once per segment) is the time to forget those of segments let go.
+    std::erase_if(recoders_, [&](const auto& r) { return receiver_.decoder(r.first) != r.second.node; });
+    // Every call makes a fresh combination, so the ordinal j that an encoder uses is not needed.
+    const rlnc::SeedContext seeds{rlnc::coefficient_seed(info_.server_id, info_.stream_id), segment};
+    it = recoders_.insert_or_assign(segment, Recoding{node, std::make_unique<rlnc::Recoder>(*node, seeds)}).first;
+  }
+  rlnc::Recoder* recoder = it->second.recoder.get();
   const std::size_t n_s = node->layout().n();
   proto::write_coded_header(w, {segment, proto::WireKind::recoded, proto::kDenseWire, 0});
   std::uint8_t* coefficients = w.reserve(n_s);

@@ -23,7 +23,11 @@ class RelaySource final : public server::SymbolSource {
   const proto::SegmentDescriptor& descriptor(std::uint32_t segment) const override {
     return receiver_.descriptor(segment);
   }
-  std::size_t rank(std::uint32_t segment) const override { return receiver_.rank(segment); }
+  // What can be recoded: the rank of the rows held in host memory (none once evicted).
+  std::size_t rank(std::uint32_t segment) const override {
+    const rlnc::Decoder* node = receiver_.decoder(segment);
+    return node ? node->rank() : 0;
+  }
   bool can_send_systematic() const override { return false; }
   bool write_systematic(std::uint32_t, std::uint32_t, proto::Writer&) override { return false; }
   bool write_coded(std::uint32_t segment, std::uint32_t j, proto::Writer& w) override;
@@ -33,7 +37,13 @@ class RelaySource final : public server::SymbolSource {
  private:
   const StreamReceiver& receiver_;
   server::StreamInfo info_;
-  std::map<std::uint32_t, std::unique_ptr<rlnc::Recoder>> recoders_;
+  // Per segment, the node its recoder draws from: a recoder whose node is gone (evicted, or replaced)
+  // is dropped.
+  struct Recoding {
+    const rlnc::Decoder* node;
+    std::unique_ptr<rlnc::Recoder> recoder;
+  };
+  std::map<std::uint32_t, Recoding> recoders_;
   std::uint64_t recoded_ = 0;
 };
 

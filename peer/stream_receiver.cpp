@@ -12,8 +12,10 @@
 
 namespace ncast::peer {
 
-StreamReceiver::StreamReceiver(Options options, Writer write)
-    : options_(options), write_(std::move(write)), coefficients_(proto::kMaxSymbols) {}
+StreamReceiver::StreamReceiver(Options options, Writer write, std::shared_ptr<DecoderFactory> decoders)
+    : options_(options), write_(std::move(write)), decoders_(std::move(decoders)), coefficients_(proto::kMaxSymbols) {
+  if (!decoders_) decoders_ = make_cpu_decoder_factory();
+}
 
 std::string StreamReceiver::adopt(const proto::ManifestBody& m) {
   if (!adopted_) {
@@ -61,9 +63,8 @@ StreamReceiver::Slot* StreamReceiver::slot_for(std::uint32_t segment) {
   if (!n_s) return nullptr;
   Slot& s = slots_[segment];
   const rlnc::GenerationLayout layout(*n_s, params_.symbol_size, descriptors_[segment].size);
-  s.buffer.resize(layout.block_bytes());
   // Seeded symbols are resolved here, per server, before they reach the decoder.
-  s.decoder = std::make_unique<rlnc::Decoder>(layout, s.buffer, rlnc::SeedContext{0, segment});
+  s.decoder = decoders_->open(layout, rlnc::SeedContext{0, segment});
   return &s;
 }
 
@@ -100,7 +101,7 @@ StreamReceiver::Result StreamReceiver::on_symbol(const proto::CodedView& v, std:
     }
     slot->only_from.reset();
   }
-  rlnc::Decoder& dec = *slot->decoder;
+  SegmentDecoder& dec = *slot->decoder;
   const std::size_t n_s = dec.layout().n();
   rlnc::SymbolView view;
   view.payload = v.payload;
@@ -158,11 +159,15 @@ StreamReceiver::Result StreamReceiver::settle(Slot& slot, std::uint32_t segment,
   convict_from_evidence(slot, segment);
   slot.kept = {};
   slot.decoded = true;
+  // A relay recodes from rows in host memory: a segment decoded elsewhere (the GPU) is held there
+  // as its verified source symbols, and the GPU's generation is given back.
+  if (options_.keep_segments && !slot.decoder->host_rows())
+    slot.decoder = host_decoder_of(slot.decoder->layout(), rlnc::SeedContext{0, segment}, slot.decoder->data());
   write_ready(now);
   return Result::completed;
 }
 
-bool StreamReceiver::verifies(std::uint32_t segment, const rlnc::Decoder& decoder) const {
+bool StreamReceiver::verifies(std::uint32_t segment, SegmentDecoder& decoder) const {
   const auto digest = proto::sha256(decoder.data());
   return CRYPTO_memcmp(digest.data(), descriptors_[segment].hash.data(), digest.size()) == 0;
 }
@@ -187,7 +192,7 @@ void StreamReceiver::on_hash_failure(Slot& slot, std::uint32_t segment) {
 }
 
 void StreamReceiver::decode_alone(Slot& slot) {
-  rlnc::Decoder& dec = *slot.decoder;
+  SegmentDecoder& dec = *slot.decoder;
   dec.reset();
   slot.kept.clear();
   const std::size_t n_s = dec.layout().n(), row = n_s + params_.symbol_size;
@@ -218,7 +223,7 @@ void StreamReceiver::convict_from_evidence(Slot& slot, std::uint32_t segment) {
   if (slot.evidence.sources.empty()) return;
   ++stats_.recovered;
   // The true source block: the verified data, zero-padded as every encoder pads it.
-  const rlnc::Decoder& dec = *slot.decoder;
+  SegmentDecoder& dec = *slot.decoder;
   const std::size_t n_s = dec.layout().n(), L = params_.symbol_size, row = n_s + L;
   std::vector<std::uint8_t> block(n_s * L, 0), expected(L);
   const auto data = dec.data();
@@ -263,9 +268,26 @@ void StreamReceiver::write_ready(TimePoint now) {
     }
     waiting_ = true;
     waiting_since_ = now;
-    if (!options_.keep_segments) slots_.erase(it);
+    if (options_.keep_segments) stats_.kept_bytes += footprint(it->second);
+    else slots_.erase(it);
     ++next_write_;
   }
+  if (options_.keep_segments) keep_within_budget();
+}
+
+std::uint64_t StreamReceiver::footprint(const Slot& slot) {
+  const auto& layout = slot.decoder->layout();
+  return std::uint64_t{layout.block_bytes()} + std::uint64_t{layout.n()} * layout.n();
+}
+
+void StreamReceiver::keep_within_budget() {
+  // The written segments are the first slots, oldest first.
+  while (stats_.kept_bytes > options_.keep_bytes && !slots_.empty() && slots_.begin()->first < next_write_) {
+    stats_.kept_bytes -= footprint(slots_.begin()->second);
+    slots_.erase(slots_.begin());
+    ++stats_.evicted;
+  }
+  stats_.kept_peak_bytes = std::max(stats_.kept_peak_bytes, stats_.kept_bytes);
 }
 
 void StreamReceiver::finish(TimePoint now) {
@@ -298,7 +320,7 @@ std::size_t StreamReceiver::rank(std::uint32_t segment) const {
 
 const rlnc::Decoder* StreamReceiver::decoder(std::uint32_t segment) const {
   auto it = slots_.find(segment);
-  return it == slots_.end() ? nullptr : it->second.decoder.get();
+  return it == slots_.end() ? nullptr : it->second.decoder->host_rows();
 }
 
 }  // namespace ncast::peer

@@ -10,6 +10,9 @@
 // evidence). A source whose symbols alone decode to wrong data, or whose evidence contradicts the
 // segment once it verifies, is a proven polluter: it is reported and its symbols are ignored from then
 // on. The SHA-256 of the segment descriptors is the trusted reference.
+//
+// Decoding goes through the SegmentDecoder seam (CPU, or GPU when the peer asks for it). A relay keeps
+// decoded segments to recode from, within a byte budget: the oldest are evicted beyond it.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "coding/rlnc/decoder.hpp"
+#include "peer/segment_decoder.hpp"
 #include "server/protocol/packets.hpp"
 
 namespace ncast::peer {
@@ -54,6 +58,8 @@ struct ReceiverStats {
   std::uint64_t symbols_needed = 0;  // Σ n_s of the segments written
   std::uint64_t stalls = 0;
   double stall_seconds = 0;
+  // A relay's decoded segments kept to recode from: bytes now, at most, and segments evicted.
+  std::uint64_t kept_bytes = 0, kept_peak_bytes = 0, evicted = 0;
 };
 
 // A source caught sending symbols that contradict a segment's SHA-256.
@@ -68,12 +74,16 @@ class StreamReceiver {
  public:
   struct Options {
     std::uint16_t window = 8;
-    bool keep_segments = false;  // a relay keeps every decoder to recode from it
+    bool keep_segments = false;  // a relay keeps decoded segments to recode from them
     std::chrono::milliseconds stall_threshold{500};
+    // With keep_segments: the decoded segments kept, counted as their n·L octets plus their n×n
+    // coefficient rows, stay within this; the oldest are evicted first.
+    std::uint64_t keep_bytes = std::uint64_t{64} << 20;
   };
   using Writer = std::function<void(std::span<const std::uint8_t>)>;
 
-  StreamReceiver(Options options, Writer write);
+  // decoders: how segments are decoded (the CPU decoder unless given).
+  StreamReceiver(Options options, Writer write, std::shared_ptr<DecoderFactory> decoders = make_cpu_decoder_factory());
 
   // The first manifest fixes the stream; a later one (another server, a rejoin) must describe the same
   // stream. Returns why not, or an empty string.
@@ -102,9 +112,12 @@ class StreamReceiver {
   std::vector<proto::AckEntry> ack_entries() const;
   std::uint32_t window() const { return options_.window; }
 
-  // Rank held of a segment (n_s once decoded), and its decoder when kept (relays).
+  // Rank held of a segment (n_s once decoded). The CPU decoder holding its rows, which a relay
+  // recodes from: null when the segment is not held (not begun, or decoded and not kept or evicted),
+  // or is being decoded on the GPU (a relay then serves it once it has verified).
   std::size_t rank(std::uint32_t segment) const;
   const rlnc::Decoder* decoder(std::uint32_t segment) const;
+  const DecoderFactory& decoders() const { return *decoders_; }
 
   const ReceiverStats& stats() const { return stats_; }
   // Every source caught polluting, by server id; and those caught since the last call.
@@ -123,8 +136,7 @@ class StreamReceiver {
     void clear() { bytes.clear(), sources.clear(); }
   };
   struct Slot {
-    std::vector<std::uint8_t> buffer;
-    std::unique_ptr<rlnc::Decoder> decoder;
+    std::unique_ptr<SegmentDecoder> decoder;
     bool decoded = false;
     Rows kept;      // the innovative symbols of the current attempt
     Rows evidence;  // those of attempts that failed their SHA-256
@@ -133,7 +145,10 @@ class StreamReceiver {
   };
   Slot* slot_for(std::uint32_t segment);
   void write_ready(TimePoint now);
-  bool verifies(std::uint32_t segment, const rlnc::Decoder& decoder) const;
+  bool verifies(std::uint32_t segment, SegmentDecoder& decoder) const;
+  // A relay's kept segments: counted when written, the oldest evicted beyond the budget.
+  void keep_within_budget();
+  static std::uint64_t footprint(const Slot& slot);
   // The segment's decoder is complete: verified and written, or started over.
   Result settle(Slot& slot, std::uint32_t segment, TimePoint now);
   // A completed segment failed its SHA-256: convict its only source; decode it again from one.
@@ -147,6 +162,7 @@ class StreamReceiver {
 
   Options options_;
   Writer write_;
+  std::shared_ptr<DecoderFactory> decoders_;  // before slots_: outlives their decoders
   bool adopted_ = false, final_seen_ = false;
   StreamParams params_;
   std::vector<proto::SegmentDescriptor> descriptors_;

@@ -24,6 +24,16 @@ TEST(PeerOptions, Values) {
   ASSERT_TRUE(o.relay);
   EXPECT_FALSE(o.progress);
   EXPECT_TRUE(o.download);
+  EXPECT_EQ(o.decoder, DecoderChoice::cpu);  // the GPU only when asked
+  EXPECT_EQ(o.relay_memory, std::uint64_t{64} << 20);
+}
+
+TEST(PeerOptions, DecoderAndRelayMemory) {
+  const auto gpu = parse({"-s", "127.0.0.1:1", "--stream", "x", "--decoder", "gpu", "--relay-memory-mb", "3"}).options;
+  EXPECT_EQ(gpu.decoder, DecoderChoice::gpu);
+  EXPECT_EQ(gpu.relay_memory, std::uint64_t{3} << 20);
+  EXPECT_EQ(parse({"-s", "127.0.0.1:1", "--stream", "x", "--decoder", "auto"}).options.decoder, DecoderChoice::automatic);
+  EXPECT_EQ(parse({"-s", "127.0.0.1:1", "--stream", "x", "--relay-memory-mb", "0"}).options.relay_memory, 0u);
 }
 
 TEST(PeerOptions, BadValues) {
@@ -37,6 +47,8 @@ TEST(PeerOptions, BadValues) {
            {"-s", "127.0.0.1:1", "--stream", "x", "--start", "soon"},
            {"-s", "127.0.0.1:1", "--stream", "x", "--server-key", "abcd"},
            {"-s", "127.0.0.1:1", "--stream", "x", "--progress", "maybe"},
+           {"-s", "127.0.0.1:1", "--stream", "x", "--decoder", "cuda"},
+           {"-s", "127.0.0.1:1", "--stream", "x", "--relay-memory-mb", "-1"},
        })
     EXPECT_THROW(parse(args), std::invalid_argument);
   EXPECT_EQ(parse({"--help"}).action, ParsedPeerOptions::Action::help);

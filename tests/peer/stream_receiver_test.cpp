@@ -10,6 +10,7 @@
 
 #include "coding/cpu_engine.hpp"
 #include "coding/rlnc/recoder.hpp"
+#include "peer/relay_source.hpp"
 #include "server/media_stream.hpp"
 
 namespace ncast::peer {
@@ -213,6 +214,51 @@ TEST_F(ReceiverTest, RecodedSymbolsFromARelay) {
   for (std::uint32_t j = 30; relay.rank(0) < 16 && j < 60; ++j) feed(relay, a.body(0, j), 1);
   for (int i = 0; i < 30 && sink.rank(0) < 16; ++i) feed(sink, recoded_body(), 77);
   EXPECT_EQ(written, std::vector<std::uint8_t>(media.begin(), media.begin() + 512));
+}
+
+TEST_F(ReceiverTest, ARelayKeepsItsDecodedSegmentsWithinItsBudget) {
+  media.resize(16 * 32 * 20);  // 20 full segments
+  for (auto& b : media) b = static_cast<std::uint8_t>(rng());
+  Source a(1, media);
+  const std::uint64_t cost = 16 * 32 + 16 * 16;  // a segment's octets and its coefficient rows
+  StreamReceiver relay({4, true, std::chrono::milliseconds(500), 3 * cost + cost / 2}, writer);
+  relay.adopt(a.manifest());
+  relay.on_segments(a.segments());
+  RelaySource source(relay, 9);
+  std::vector<std::uint8_t> body(200);
+  for (std::uint32_t seg = 0; seg < 20; ++seg) {
+    for (std::uint32_t j = 0; j < 16; ++j) feed(relay, a.body(seg, j, true), 1);
+    ASSERT_EQ(relay.next_needed(), seg + 1);
+    // The last three decoded segments are kept and recoded from; the one before is gone.
+    EXPECT_LE(relay.stats().kept_bytes, 3 * cost);
+    EXPECT_EQ(relay.stats().evicted, seg < 3 ? 0u : seg - 2);
+    EXPECT_EQ(source.rank(seg), 16u);
+    proto::Writer w(body);
+    EXPECT_TRUE(source.write_coded(seg, 0, w));
+    if (seg >= 3) {
+      EXPECT_EQ(relay.decoder(seg - 3), nullptr);
+      EXPECT_EQ(source.rank(seg - 3), 0u);
+      proto::Writer gone(body);
+      EXPECT_FALSE(source.write_coded(seg - 3, 0, gone));
+    }
+  }
+  EXPECT_EQ(written, media);
+  EXPECT_EQ(relay.stats().kept_peak_bytes, 3 * cost);
+  // What is kept still feeds a sink: it decodes the last segment from recoded symbols alone.
+  written.clear();
+  StreamReceiver sink({4, false, std::chrono::milliseconds(500)}, writer);
+  auto manifest = a.manifest();
+  manifest.start_segment = 19;
+  sink.adopt(manifest);
+  sink.on_segments(a.segments());
+  for (int i = 0; i < 40 && sink.next_needed() == 19; ++i) {
+    body.assign(200, 0);
+    proto::Writer w(body);
+    ASSERT_TRUE(source.write_coded(19, 0, w));
+    body.resize(w.size());
+    feed(sink, body, 9);
+  }
+  EXPECT_EQ(written, std::vector<std::uint8_t>(media.end() - 512, media.end()));
 }
 
 TEST_F(ReceiverTest, ContradictionsAreRefused) {

@@ -1,0 +1,88 @@
+// ncast-peer's decoder choice and relay memory as real processes: --decoder gpu without a usable
+// CUDA device (none built, or none visible) fails at once with a clear message; auto then decodes on
+// the CPU; a relay over a long stream keeps no more decoded segments than --relay-memory-mb allows
+// and still feeds its downstream peer.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "tests/e2e/e2e_support.hpp"
+
+namespace ncast::e2e {
+namespace {
+
+std::string addr(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
+
+// Hides every CUDA device from the processes started while it lives.
+class NoCudaDevice {
+ public:
+  NoCudaDevice() {
+    if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) saved_ = v;
+    ::setenv("CUDA_VISIBLE_DEVICES", "", 1);
+  }
+  ~NoCudaDevice() {
+    if (saved_) ::setenv("CUDA_VISIBLE_DEVICES", saved_->c_str(), 1);
+    else ::unsetenv("CUDA_VISIBLE_DEVICES");
+  }
+
+ private:
+  std::optional<std::string> saved_;
+};
+
+TEST(PeerDecoder, GpuWithoutADeviceFailsClearlyAndAutoUsesTheCpu) {
+  TempDir dir;
+  const auto media = random_bytes(200'000, 31);
+  write_file(dir / "m", media);
+  auto server = start_server(dir, "server", {"--file", (dir / "m").string(), "--stats-interval", "0"});
+  NoCudaDevice hidden;
+  auto gpu = start_peer(dir, "gpu", {"-s", addr(server.port), "--stream", "m", "-o", (dir / "gpu.out").string(),
+                                     "--decoder", "gpu"});
+  const auto code = gpu->wait(10s);
+  ASSERT_TRUE(code) << "--decoder gpu without a device must not run";
+  EXPECT_EQ(*code, 1);
+  // "this ncast-peer was built without CUDA" or "no usable CUDA device: …"
+  EXPECT_NE(gpu->err().find("ncast-peer: --decoder gpu: "), std::string::npos) << gpu->err();
+  EXPECT_NE(gpu->err().find("CUDA"), std::string::npos) << gpu->err();
+  EXPECT_FALSE(std::filesystem::exists(dir / "gpu.out")) << "nothing is created before the decoder is known";
+
+  auto automatic = start_peer(dir, "auto", {"-s", addr(server.port), "--stream", "m", "-o", (dir / "auto.out").string(),
+                                            "--decoder", "auto"});
+  const auto r = finish(*automatic);
+  EXPECT_EQ(r.code, 0) << r.report.dump();
+  EXPECT_EQ(read_bytes(dir / "auto.out"), media);
+  EXPECT_EQ(r.report["decoder"].get<std::string>().rfind("cpu ", 0), 0u) << r.report.dump();
+
+  auto bad = start_peer(dir, "bad", {"-s", addr(server.port), "--stream", "m", "--decoder", "fpga"});
+  EXPECT_EQ(bad->wait(10s), 2);
+  EXPECT_NE(bad->err().find("--decoder must be cpu, gpu or auto"), std::string::npos) << bad->err();
+}
+
+TEST(RelayMemory, ARelayOverALongStreamKeepsItsBudgetAndFeedsItsPeer) {
+  TempDir dir;
+  // 64 segments of 32 KiB; the relay may keep 1 MiB of them (31, at 33 KiB each with their rows). It
+  // pulls at 8 Mbit/s, so its downstream peer keeps up with it, well within what it keeps.
+  const auto media = random_bytes(64 * 32 * 1024 - 5000, 32);
+  write_file(dir / "long", media);
+  auto server = start_server(dir, "server", {"--file", (dir / "long").string(), "--symbols", "32", "--symbol-size", "1024",
+                                             "--stats-interval", "0"});
+  auto relay = start_peer(dir, "relay", {"-s", addr(server.port), "--stream", "long", "-o", (dir / "relay.out").string(),
+                                         "--relay", "127.0.0.1:0", "--relay-memory-mb", "1", "--max-rate", "8M"});
+  const auto ev = relay->wait_event("relay", 10s, true);
+  ASSERT_TRUE(ev) << relay->err();
+  auto sink = start_peer(dir, "sink", {"-s", addr((*ev)["port"].get<std::uint16_t>()), "--stream", "long", "-o",
+                                       (dir / "sink.out").string(), "--loss", "0.05"});
+  const auto rs = finish(*sink);
+  EXPECT_EQ(rs.code, 0) << rs.report.dump() << "\nrelay: " << relay->err();
+  EXPECT_EQ(read_bytes(dir / "sink.out"), media);
+  const auto rr = finish(*relay);
+  EXPECT_EQ(rr.code, 0) << rr.report.dump();
+  EXPECT_EQ(read_bytes(dir / "relay.out"), media);
+  const Json& kept = rr.report["relay"];
+  EXPECT_LE(kept["kept_peak_bytes"].get<double>(), 1 << 20) << kept.dump();
+  EXPECT_GT(kept["kept_peak_bytes"].get<double>(), 900'000) << "the budget was used: " << kept.dump();
+  EXPECT_GE(kept["evicted"].get<int>(), 64 - 31) << kept.dump();
+  EXPECT_GE(kept["recoded"].get<int>(), 64 * 32) << kept.dump();
+}
+
+}  // namespace
+}  // namespace ncast::e2e
