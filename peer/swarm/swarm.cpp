@@ -189,6 +189,7 @@ nlohmann::json aggregate(const SwarmOptions& o, std::vector<nlohmann::json> peer
   j["delay_ms"] = std::chrono::duration<double, std::milli>(o.delay).count();
   j["jitter_ms"] = std::chrono::duration<double, std::milli>(o.jitter).count();
   j["threads"] = o.threads;
+  j["server_mode"] = o.spread ? "spread" : "all";
   j["wall_s"] = wall_s;
   std::size_t complete = 0, failed = 0, left = 0, realtime = 0;
   std::uint64_t segments = 0, late = 0, stalls = 0, symbols = 0, arrived = 0, lost = 0, needed = 0, non_innovative = 0,
@@ -324,7 +325,7 @@ nlohmann::json run_swarm(const SwarmOptions& o) {
   // The peer with this id: realtime or download by an even spread of the fraction, its own loss process.
   auto maker = [&](std::uint32_t id) {
     SimPeerOptions po;
-    po.servers = o.servers;
+    po.servers = o.spread ? std::vector<proto::Address>{o.servers[id % o.servers.size()]} : o.servers;
     po.stream = o.stream;
     po.window = o.window;
     po.realtime = std::floor((id + 1) * o.realtime_fraction) > std::floor(id * o.realtime_fraction);

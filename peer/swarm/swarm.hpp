@@ -25,7 +25,8 @@ struct SwarmProgress {
 };
 
 struct SwarmOptions {
-  std::vector<proto::Address> servers;  // every peer pulls from all of them
+  std::vector<proto::Address> servers;
+  bool spread = false;                  // peer i pulls from server i mod k alone (else every peer from all)
   std::vector<proto::Address> metrics;  // the servers' /metrics endpoints, for the cost of serving
   std::string stream;
   std::size_t peers = 10;

@@ -26,7 +26,7 @@ ParsedSwarmOptions parse_swarm_options(int argc, const char* const* argv) {
   ParsedSwarmOptions out;
   SwarmOptions& o = out.options;
   std::vector<std::string> servers, metrics;
-  std::string loss = "none", scope = "peer", churn_mode = "bye", progress = "auto";
+  std::string loss = "none", scope = "peer", churn_mode = "bye", progress = "auto", server_mode = "all";
   double delay_ms = 0, jitter_ms = 0;
   unsigned window = 4, max_datagram = 1200;
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
@@ -34,8 +34,9 @@ ParsedSwarmOptions parse_swarm_options(int argc, const char* const* argv) {
 
   po::options_description opts("Options");
   opts.add_options()
-      ("server,s", po::value(&servers)->composing(), "HOST:PORT of a server of the stream (repeat: every peer pulls from all)")
+      ("server,s", po::value(&servers)->composing(), "HOST:PORT of a server of the stream (repeatable; see --server-mode)")
       ("stream", po::value(&o.stream), "the stream's name")
+      ("server-mode", po::value(&server_mode)->default_value("all"), "all: every peer pulls from every server (an equal share each); spread: peer i from server i mod k alone")
       ("metrics", po::value(&metrics)->composing(), "HOST:PORT of a server's /metrics, to report its CPU time per GB sent (repeatable)")
       ("peers,n", po::value(&o.peers)->default_value(10), "peers at once")
       ("threads", po::value(&threads)->default_value(threads), "worker threads running the peers (default: cores − 1)")
@@ -81,6 +82,8 @@ ParsedSwarmOptions parse_swarm_options(int argc, const char* const* argv) {
     if (o.servers.back().family != o.servers.front().family) throw std::invalid_argument("all servers must be IPv4 or all IPv6");
   }
   for (const auto& m : metrics) o.metrics.push_back(address(m, "metrics"));
+  if (server_mode == "spread") o.spread = true;
+  else if (server_mode != "all") throw std::invalid_argument("--server-mode must be all or spread");
   if (o.stream.empty() || o.stream.size() > 255) throw std::invalid_argument("give --stream NAME (1..255 octets)");
   if (o.peers < 1 || o.peers > 1000000) throw std::invalid_argument("--peers must be 1..1000000");
   if (threads < 1 || threads > 1024) throw std::invalid_argument("--threads must be 1..1024");

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -48,7 +49,9 @@ struct ServeOptions {
   std::string loss = "none";
   std::string server_bin;
   int server_cpu = -1;
+  unsigned servers = 1;
   double anchor_seconds = 1.0;
+  std::size_t anchor_run = 1;
   std::string plot;
   std::string backend = "auto";
 };
@@ -83,16 +86,23 @@ Trial run_trial(const ServeOptions& o, const fs::path& media, std::size_t peers,
   Trial t;
   t.peers = peers;
   const auto start = std::chrono::steady_clock::now();
-  const std::string sessions = std::to_string(peers + peers / 4 + 16);
-  ServerProcess server(o.server_bin,
-                       {"--file", media.string(), "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--bitrate",
-                        o.bitrate, "--symbols", std::to_string(o.n), "--symbol-size", std::to_string(o.symbol_size),
-                        "--backend", o.backend, "--max-sessions", sessions, "--stats-interval", "0", "--coded-cache-mb", "64"},
-                       o.server_cpu);
-  t.engine = server.listening().value("engine", "?");
+  // Several servers share the peers out (peer i to server i mod k), each on its own CPU when pinned.
+  const std::string sessions = std::to_string(peers / o.servers + peers / 4 + 16);
+  std::vector<std::unique_ptr<ServerProcess>> servers;
   swarm::SwarmOptions so;
-  so.servers = {server.address()};
-  so.metrics = {server.metrics()};
+  for (unsigned i = 0; i < o.servers; ++i) {
+    servers.push_back(std::make_unique<ServerProcess>(
+        o.server_bin,
+        std::vector<std::string>{"--file", media.string(), "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--bitrate",
+                                 o.bitrate, "--symbols", std::to_string(o.n), "--symbol-size", std::to_string(o.symbol_size),
+                                 "--backend", o.backend, "--max-sessions", sessions, "--stats-interval", "0",
+                                 "--coded-cache-mb", "64"},
+        o.server_cpu < 0 ? -1 : o.server_cpu + static_cast<int>(i)));
+    so.servers.push_back(servers.back()->address());
+    so.metrics.push_back(servers.back()->metrics());
+  }
+  t.engine = servers.front()->listening().value("engine", "?");
+  so.spread = true;
   so.stream = media.filename().string();
   so.peers = peers;
   so.threads = threads;
@@ -105,9 +115,10 @@ Trial run_trial(const ServeOptions& o, const fs::path& media, std::size_t peers,
   so.seed = peers;
   t.swarm = swarm::run_swarm(so);
   t.pass = t.swarm["ok"].get<bool>() && t.swarm["late_fraction"].get<double>() < o.late_limit;
-  // The anchor: the same datagrams, as many destinations, in the runs a paced session sends (two).
+  // The anchor: the same datagrams to as many destinations. A paced session at this rate sends one
+  // datagram per wake-up in the steady state, so by default each is a message of its own (no GSO run).
   const std::size_t datagram = proto::coded_packet_size(0, o.symbol_size);
-  t.anchor = measure_raw_udp(datagram, peers, 2, o.anchor_seconds);
+  t.anchor = measure_raw_udp(datagram, peers, o.anchor_run, o.anchor_seconds);
   t.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return t;
 }
@@ -119,6 +130,7 @@ Record record(const ServeOptions& o, const Trial& t, const std::string& engine) 
   r["backend"] = engine.find("cuda") != std::string::npos ? "cuda" : "cpu";
   r["level"] = engine;
   r["peers"] = t.peers;
+  r["servers"] = o.servers;
   r["bitrate"] = o.bitrate;
   r["n"] = o.n;
   r["symbol"] = o.symbol_size;
@@ -135,6 +147,7 @@ Record record(const ServeOptions& o, const Trial& t, const std::string& engine) 
   r["gb_per_s"] = cpu_s_per_gb > 0 ? 1.0 / cpu_s_per_gb : 0.0;
   r["anchor"] = "raw-udp";
   r["anchor_gb_per_s"] = t.anchor.gb_per_cpu_s();
+  r["anchor_run"] = o.anchor_run;
   r["anchor_wall_gb_per_s"] = t.anchor.gb_per_wall_s();
   return r;
 }
@@ -156,14 +169,15 @@ void plot(const ServeOptions& o, const std::vector<Trial>& trials, std::size_t b
   }
   {
     std::ofstream g(gp);
-    g << "set terminal png size 900,560\nset output '" << png.string() << "'\n"
+    // Names relative to the script's folder, so that the script can be moved with its data and run again.
+    g << "set terminal png size 900,560\nset output '" << png.filename().string() << "'\n"
       << "set title 'ncast-server on loopback: realtime peers at " << o.bitrate << " (n=" << o.n << ", L=" << o.symbol_size
       << "), largest passing: " << best << "'\n"
       << "set xlabel 'concurrent peers'\nset ylabel 'late segments (%)'\nset y2label 'server CPU (% of one core)'\n"
       << "set ytics nomirror\nset y2tics\nset grid\nset key top left\nset yrange [0:*]\nset y2range [0:*]\n"
       << "set arrow from graph 0, first " << 100 * o.late_limit << " to graph 1, first " << 100 * o.late_limit
       << " nohead dashtype 2\n"
-      << "plot '" << dat.string() << "' using 1:2 with linespoints title 'late segments', '" << dat.string()
+      << "plot '" << dat.filename().string() << "' using 1:2 with linespoints title 'late segments', '" << dat.filename().string()
       << "' using 1:3 axes x1y2 with linespoints title 'server CPU'\n";
   }
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
@@ -171,7 +185,8 @@ void plot(const ServeOptions& o, const std::vector<Trial>& trials, std::size_t b
               << ", script in " << gp << "\n";
     return;
   }
-  const std::string cmd = "gnuplot '" + gp.string() + "'";
+  const fs::path folder = gp.has_parent_path() ? gp.parent_path() : fs::path(".");
+  const std::string cmd = "cd '" + folder.string() + "' && gnuplot '" + gp.filename().string() + "'";
   if (std::system(cmd.c_str()) != 0) std::cerr << "ncast-bench serve: gnuplot failed on " << gp << "\n";
   else std::cerr << "ncast-bench serve: plot in " << png << "\n";
 }
@@ -196,8 +211,10 @@ int run_serve(int argc, char** argv) {
     ("loss", po::value(&o.loss)->default_value(o.loss), "each peer's simulated loss (ncast-swarm --loss)")
     ("backend", po::value(&o.backend)->default_value(o.backend), "the server's coding engine: auto, cpu or cuda")
     ("server-bin", po::value(&o.server_bin), "ncast-server to run (default: the one of this build tree)")
-    ("server-cpu", po::value(&o.server_cpu)->default_value(-1), "pin the server to this CPU (-1: do not); --cpu pins the swarm")
+    ("servers", po::value(&o.servers)->default_value(1), "server processes sharing the peers out (peer i to server i mod k)")
+    ("server-cpu", po::value(&o.server_cpu)->default_value(-1), "pin server i to CPU server-cpu + i (-1: do not); --cpu pins the swarm")
     ("anchor-seconds", po::value(&o.anchor_seconds)->default_value(o.anchor_seconds), "measuring time of each raw UDP anchor")
+    ("anchor-run", po::value(&o.anchor_run)->default_value(o.anchor_run), "datagrams in a row to one destination in the anchor (runs > 1 become UDP GSO sends)")
     ("plot", po::value(&o.plot), "draw peers against late segments and server CPU into this PNG (gnuplot; .dat and .gp beside it)");
   add_common_options(desc, common);
   if (!parse_options(argc, argv, "usage: ncast-bench serve [options]", desc, common)) return 0;
@@ -208,6 +225,8 @@ int run_serve(int argc, char** argv) {
   if (o.start < 1 || o.max < o.start) throw po::error("want 1 <= --start <= --max");
   if (!(o.precision > 0) || !(o.late_limit > 0 && o.late_limit < 1)) throw po::error("--precision and --late-limit must be in (0, 1)");
   if (o.n < 1 || o.n > 256) throw po::error("--symbols must be 1..256");
+  if (o.anchor_run < 1 || o.anchor_run > 64) throw po::error("--anchor-run must be 1..64");
+  if (o.servers < 1 || o.servers > 256) throw po::error("--servers must be 1..256");
   if (proto::coded_packet_size(0, o.symbol_size) > 1200) throw po::error("--symbol-size must keep coded packets within 1200 octets");
   swarm::parse_loss(o.loss);
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
@@ -265,6 +284,7 @@ int run_serve(int argc, char** argv) {
   summary["bitrate"] = o.bitrate;
   summary["symbol"] = o.symbol_size;
   summary["loss"] = o.loss;
+  summary["servers"] = o.servers;
   summary["max_peers"] = best;
   summary["bracket_fail"] = hi ? nlohmann::json(*hi) : nlohmann::json(nullptr);
   summary["trials"] = trials.size();

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# The large-swarm run of ncast (issue 9) on the GPU host (16 cores + H100), in two steps.
+#
+#   tools/swarm-device.sh prepare [BUILD_DIR]   on the build machine (CUDA toolkit, Boost, ISA-L):
+#       builds ncast-server (CUDA engine), ncast-swarm and ncast-bench in BUILD_DIR (default
+#       build-swarm-gpu) and assembles build-swarm-carry/ with them, the shared libraries a bare GPU
+#       host may lack (libisal, libcrypto) and the commit they were built from.
+#   tools/swarm-device.sh run [CARRY_DIR]       on the GPU host (default build-swarm-carry):
+#       1. ncast-bench serve: the largest swarm of realtime peers at 768 kbit/s (MTU-safe symbols,
+#          n=128, L=1024) that the servers keep up with (< 1 % late), from 2,000 peers up, with the
+#          raw UDP anchor. ncast-server is one thread, so the host runs several (default 6, on CPUs
+#          0..5, the GPU engine shared), the peers spread over them; the swarm on the other CPUs;
+#       2. ncast-swarm, 10,000 realtime peers over the same servers, 30 % Bernoulli loss, then 10 %
+#          bursty loss (Gilbert-Elliott, mean burst 5): every peer completes? symbols per needed
+#          symbol against 1/(1 - loss)?
+#       Writes serve.jsonl, serve.dat, serve.gp (and serve.png when gnuplot is there), the two swarm
+#       reports and a results.md to $OUT (default ./swarm-device-out) and prints results.md last.
+#
+# With the device tool of this workplace: carry ["build-swarm-carry"], timeout_s 600, and run
+#   tools/swarm-device.sh run
+# then copy $OUT/results.md, serve.jsonl, serve.dat and serve.gp to bench/results/ (draw the plot
+# there with `gnuplot serve.gp` if the host had no gnuplot).
+#
+# Knobs (environment): NCAST_SWARM_PEERS (10000), NCAST_SERVERS (6), NCAST_SERVE_START (2000),
+# NCAST_SERVE_BUDGET (330 s), NCAST_MEDIA_SECONDS (20).
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+mode=${1:-}
+
+prepare() {
+  local build=${1:-$root/build-swarm-gpu}
+  local carry=$root/build-swarm-carry
+  set -e
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DNCAST_ENABLE_CUDA=ON >/dev/null
+  cmake --build "$build" -j "$(nproc)" --target ncast-server ncast-swarm ncast-bench
+  rm -rf "$carry"
+  mkdir -p "$carry"
+  cp "$build/server/ncast-server" "$build/peer/swarm/ncast-swarm" "$build/tools/bench/ncast-bench" "$carry/"
+  for lib in libisal.so.2 libcrypto.so.3; do
+    cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')" "$carry/$lib"
+  done
+  local commit
+  commit=$(git -C "$root" rev-parse --short HEAD)
+  git -C "$root" diff --quiet HEAD -- server peer tools/bench || commit="$commit+uncommitted"
+  echo "$commit" >"$carry/COMMIT"
+  du -sh "$carry"
+}
+
+run() {
+  local carry=${1:-$root/build-swarm-carry}
+  local out=${OUT:-$root/swarm-device-out}
+  local peers=${NCAST_SWARM_PEERS:-10000} start=${NCAST_SERVE_START:-2000} budget=${NCAST_SERVE_BUDGET:-330}
+  local media_s=${NCAST_MEDIA_SECONDS:-20} nservers=${NCAST_SERVERS:-6}
+  mkdir -p "$out"
+  export LD_LIBRARY_PATH="$carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  for p in ncast-server ncast-swarm ncast-bench; do
+    [ -x "$carry/$p" ] || { echo "swarm-device: $carry lacks $p; run 'tools/swarm-device.sh prepare' where ncast builds" >&2; exit 2; }
+  done
+  # A socket per simulated peer, and kernel buffers for a few hundred Mbit/s on loopback.
+  ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+  sysctl -qw net.core.rmem_max=8388608 net.core.wmem_max=8388608 2>/dev/null || true
+  local cores last
+  cores=$(nproc)
+  last=$((cores - 1))
+  local gpu commit date
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+  commit=$(cat "$carry/COMMIT" 2>/dev/null || echo unknown)
+  date=$(date -u +%Y-%m-%d)
+  echo "swarm-device: $date, ${gpu:-no GPU}, $cores cores, commit $commit, ulimit -n $(ulimit -n)"
+
+  # 1. The largest swarm the servers keep up with: servers on CPUs 0..k-1, the swarm on the rest.
+  taskset -c "$nservers-$last" "$carry/ncast-bench" serve --json --server-bin "$carry/ncast-server" --servers "$nservers" \
+    --server-cpu 0 --threads "$((cores - nservers - 1))" --bitrate 768k --media-seconds "$media_s" --start "$start" \
+    --max 40000 --budget "$budget" --plot "$out/serve.png" >"$out/serve.jsonl" 2>"$out/serve.err"
+  echo "serve: exit $?"
+
+  # 2. Loss: a swarm of $peers realtime peers under each model, spread over the servers.
+  head -c $((media_s * 96000)) /dev/urandom >"$out/media"
+  for model in bernoulli:0.3 burst:0.1:5; do
+    local tag=${model%%:*} pids=() args=() i
+    for ((i = 0; i < nservers; ++i)); do
+      taskset -c "$i" "$carry/ncast-server" --file "$out/media" --listen 127.0.0.1:0 --metrics 127.0.0.1:0 --bitrate 768k \
+        --max-sessions $((peers / nservers + 1000)) --stats-interval 0 >"$out/server-$tag-$i.log" 2>"$out/server-$tag-$i.err" &
+      pids+=($!)
+    done
+    for ((i = 0; i < nservers; ++i)); do
+      local log=$out/server-$tag-$i.log
+      for _ in $(seq 1 300); do grep -q '"event":"listening"' "$log" 2>/dev/null && break; sleep 0.1; done
+      args+=(-s "127.0.0.1:$(grep -o '"port":[0-9]*' "$log" | head -1 | cut -d: -f2)")
+      args+=(--metrics "$(grep -o '"metrics":"[0-9.:]*' "$log" | cut -d'"' -f4)")
+    done
+    taskset -c "$nservers-$last" "$carry/ncast-swarm" "${args[@]}" --server-mode spread --stream media -n "$peers" \
+      --threads "$((cores - nservers - 1))" --loss "$model" --ramp "$((peers / 1500 + 1))" --timeout 150 --progress off \
+      --report "$out/swarm-$tag.json" >"$out/swarm-$tag.txt" 2>"$out/swarm-$tag.err"
+    echo "swarm $model: exit $?"
+    kill -TERM "${pids[@]}" 2>/dev/null
+    wait "${pids[@]}" 2>/dev/null
+  done
+  rm -f "$out/media"
+  # Keep the reports small enough to come back: the aggregate only (the table has the rest).
+  for f in "$out"/swarm-*.json; do
+    [ -s "$f" ] && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r.pop("per_peer",None); json.dump(r,open(sys.argv[1],"w"))' "$f" 2>/dev/null
+  done
+
+  {
+    echo "# ncast-bench serve and ncast-swarm on the GPU host"
+    echo
+    echo "$date, ${gpu:-no GPU}, $cores cores, commit $commit. $nservers servers on CPUs 0-$((nservers - 1)), swarm on CPUs $nservers-$last, loopback,"
+    echo "768 kbit/s realtime peers, n=128, L=1024 (1072-octet datagrams)."
+    echo
+    echo '```'
+    cat "$out/serve.jsonl"
+    echo '```'
+    for model in bernoulli burst; do
+      echo
+      echo "## $peers peers, loss $model"
+      echo
+      echo '```'
+      cat "$out/swarm-$model.txt"
+      echo '```'
+    done
+  } >"$out/results.md"
+  cat "$out/results.md"
+}
+
+case "$mode" in
+  prepare) shift; prepare "$@" ;;
+  run) shift; run "$@" ;;
+  *) echo "usage: tools/swarm-device.sh prepare [BUILD_DIR] | run [CARRY_DIR]" >&2; exit 2 ;;
+esac
