@@ -1,18 +1,20 @@
 #include "gpu/gf_kernel.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/kernel_launch.hpp"
+#include "gpu/kernel_tensor.hpp"
 
 namespace ncast::gpu {
 namespace {
 
-constexpr Kernel kKernels[] = {Kernel::nuclei_loop, Kernel::gibraltar_logexp, Kernel::product_table,
-                               Kernel::prmt,        Kernel::bitslice,         Kernel::automatic};
+constexpr Kernel kKernels[] = {Kernel::nuclei_loop, Kernel::gibraltar_logexp, Kernel::product_table, Kernel::prmt,
+                               Kernel::bitslice,    Kernel::tensor_b1,        Kernel::automatic};
 constexpr PrmtTile kTiles[] = {{4, 2}, {4, 4}, {8, 2}, {8, 4}, {16, 2}, {16, 4}, {32, 2}, {32, 4}};
 
 std::string shape_text(const char* name, std::size_t rows, std::size_t cols) {
@@ -28,6 +30,7 @@ std::string_view to_string(Kernel kernel) {
     case Kernel::product_table: return "product-table";
     case Kernel::prmt: return "prmt";
     case Kernel::bitslice: return "bitslice";
+    case Kernel::tensor_b1: return "tensor-b1";
     case Kernel::automatic: return "auto";
   }
   return "unknown";
@@ -45,7 +48,24 @@ bool is_seed_style(Kernel kernel) {
   return kernel == Kernel::nuclei_loop || kernel == Kernel::gibraltar_logexp || kernel == Kernel::product_table;
 }
 
-Kernel fastest_kernel(std::size_t max_m, std::size_t k, std::size_t max_len, std::size_t count) {
+bool tensor_kernel_available() {
+  // Asked once per device: whether the sm_90a image loads there.
+  constexpr int kDevices = 64;
+  static std::atomic<int> known[kDevices];  // 0 not asked yet, 1 absent, 2 present
+  int device = 0;
+  check(cudaGetDevice(&device), "reading the current device");
+  if (device < 0 || device >= kDevices) return detail::tensor_kernel_present();
+  int state = known[device].load(std::memory_order_relaxed);
+  if (state == 0) {
+    state = detail::tensor_kernel_present() ? 2 : 1;
+    known[device].store(state, std::memory_order_relaxed);
+  }
+  return state == 2;
+}
+
+namespace {
+
+Kernel fastest_cuda_core_kernel(std::size_t max_m, std::size_t k, std::size_t max_len, std::size_t count) {
   // bitslice builds 256 table entries per source and lane for the block's outputs (up to 128): with
   // fewer than 64 outputs or a handful of sources the build and the per-block epilogue dominate; and
   // its blocks are large (one per SM), so a launch of fewer blocks than SMs leaves the GPU idle where
@@ -56,6 +76,19 @@ Kernel fastest_kernel(std::size_t max_m, std::size_t k, std::size_t max_len, std
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "reading the SM count");
   const std::size_t blocks = count * ((max_len + 1023) / 1024) * ((max_m + 127) / 128);
   return blocks >= static_cast<std::size_t>(sms) ? Kernel::bitslice : Kernel::prmt;
+}
+
+// Where the tensor kernel beat the CUDA-core kernels on the H100 (bench/results/*-gpu-h100.md,
+// docs/gpu.md): many outputs (RLNC encode, decode payloads: 2.6-3x bitslice). Packing the low bits
+// costs the same per output byte whatever k, so with few sources (k < 16) prmt's per-source cost
+// is lower; with few outputs (RS parity) prmt streams HBM faster than the tensor kernel's passes.
+bool tensor_wins(std::size_t max_m, std::size_t k) { return max_m >= 16 && k >= 16; }
+
+}  // namespace
+
+Kernel fastest_kernel(std::size_t max_m, std::size_t k, std::size_t max_len, std::size_t count) {
+  if (tensor_wins(max_m, k) && tensor_kernel_available()) return Kernel::tensor_b1;
+  return fastest_cuda_core_kernel(max_m, k, max_len, count);
 }
 
 std::span<const PrmtTile> prmt_tiles() { return kTiles; }
@@ -104,6 +137,9 @@ void launch(Kernel kernel, const detail::KernelArgs& args, std::size_t k, PrmtTi
     case Kernel::product_table: return detail::launch_product_table(args, stream);
     case Kernel::prmt: return detail::launch_prmt(args, tile.outputs, tile.words, stream);
     case Kernel::bitslice: return detail::launch_bitslice(args, stream);
+    case Kernel::tensor_b1:
+      if (tensor_kernel_available()) return detail::launch_tensor(args, k, stream);
+      return launch(fastest_cuda_core_kernel(args.max_m, k, args.max_len, args.count), args, k, tile, stream);
     case Kernel::automatic: break;
   }
   throw std::invalid_argument("GPU multiply: unknown kernel");

@@ -25,6 +25,8 @@ enum class Kernel {
   prmt,              // split 3+3+2-bit product tables held in registers, looked up with PRMT (__byte_perm)
   bitslice,          // bit planes; per source a shared-memory table of all 256 XOR combinations of its planes,
                      // one lookup per output plane by the rows of the coefficient's bit matrix
+  tensor_b1,         // one GF(2) product on the b1 tensor cores (wgmma AND+POPC, sm_90a); where the device
+                     // has no sm_90a image, the fastest CUDA-core kernel for the shape instead
   automatic,         // per launch, the fastest of the above for the shape (fastest_kernel)
 };
 
@@ -35,9 +37,12 @@ std::span<const Kernel> all_kernels();
 bool is_seed_style(Kernel kernel);
 
 // What Kernel::automatic runs for `count` products of at most max_m outputs of max_len bytes from
-// k sources, on the current device: bitslice where its 128-output, 1024-column blocks fill the GPU
-// and have enough outputs and sources to share each table, else prmt.
+// k sources, on the current device: tensor_b1 where the device runs it and it was measured faster
+// (see the definition); otherwise bitslice where its 128-output, 1024-column blocks fill the GPU and
+// have enough outputs and sources to share each table, else prmt.
 Kernel fastest_kernel(std::size_t max_m, std::size_t k, std::size_t max_len, std::size_t count = 1);
+// Whether the current device runs the tensor_b1 kernel itself (an sm_90a GPU).
+bool tensor_kernel_available();
 
 // The prmt kernel's register tile: each thread keeps `outputs` × `words` 32-bit accumulators.
 struct PrmtTile {

@@ -84,7 +84,7 @@ run() {
   # racecheck runs in two halves at once (it is bound by the host's processing of each launch): the
   # kernels on the small shapes, and the products, engines and decoders (85 s and 200 s on the H100).
   local race_kernels='*n1_*:*n2_*:*n17_*:*n32_*-*L65536'
-  local race_rest='KernelProducts.*:KernelBatch.*:CudaEngine.*:BatchDecoder.*:ProgressiveDecoder.*:*round7'
+  local race_rest='KernelProducts.*:KernelBatch.*:TensorKernel.*:CudaEngine.*:BatchDecoder.*:ProgressiveDecoder.*:*round7'
   say "== compute-sanitizer memcheck"
   timeout "$limit" compute-sanitizer --tool memcheck --error-exitcode 99 --leak-check full \
     "$carry/gpu_tests" --gtest_brief=1 --gtest_filter="$san_filter" >"$out/memcheck.log" 2>&1
@@ -149,6 +149,19 @@ lines += ["", "Issue 8 acceptance (this run):",
           point("RS 10+4 host-resident pipelined, GB/s", rsh, rsh and rsh["gb_per_s"], 45),
           point("batched decode, 264 generations n=128 L=4096, GB/s", dec, dec and dec["gb_per_s"], 100),
           point("one generation, µs", one, one and one["us_per_call"], 300, higher=False)]
+# Issue 5's (the tensor kernel), with the CUDA-core kernels of the same run beside them.
+tensor = lambda r: r["level"] == "tensor-b1"
+core = lambda r: r["level"] in ("prmt", "bitslice")
+def pair(text, case, target):
+    t, c = best(case, tensor), best(case, core)
+    line = point(text, t, t and t["gb_per_s"], target)
+    return line + (f"; CUDA-core best {c['gb_per_s']:.1f} ({c['level']})" if c else "")
+lines += ["", "Issue 5 acceptance (this run):",
+          pair("RLNC encode n=128 L=4096, GB/s", "rlnc128", 400),
+          pair("RLNC encode n=32 L=4096, GB/s", "rlnc32", 800),
+          pair("RS 10+4 device-resident, GB/s of data", "rs-device", 1500),
+          pair("RS 32+8 device-resident, GB/s of data", "rs-device-32", 1500),
+          pair("decode payload step, 264 generations n=128, GB/s", "decode-payload", 200)]
 open(md, "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY

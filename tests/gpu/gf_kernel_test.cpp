@@ -22,7 +22,9 @@ namespace ncast::gpu {
 namespace {
 
 using gpu::testing::from_device;
+using gpu::testing::PoisonedMatrix;
 using gpu::testing::poison_bytes;
+using gpu::testing::random_coef;
 using gpu::testing::random_bytes;
 using gpu::testing::to_device;
 
@@ -41,44 +43,6 @@ std::vector<Variant> all_variants() {
   for (Kernel k : all_kernels()) out.push_back({k, std::nullopt});
   for (const PrmtTile& t : prmt_tiles()) out.push_back({Kernel::prmt, t});
   return out;
-}
-
-// A k×len or m×len matrix in a device buffer with a pitch that is a multiple of 16 but not of 32
-// and a start 16 bytes in: the least the kernels may assume. Every byte of the buffer, padding
-// included, starts as poison.
-struct PoisonedMatrix {
-  std::size_t rows, cols, pitch, offset = 16;
-  DeviceBuffer buffer;
-  std::vector<std::uint8_t> initial;
-
-  PoisonedMatrix(std::size_t r, std::size_t c, std::mt19937_64& rng)
-      : rows(r), cols(c), pitch((c + 15) / 16 * 16 + 16), buffer(offset + r * pitch + 16, "test matrix") {
-    initial = poison_bytes(buffer.size(), rng);
-    to_device(buffer.get(), initial);
-  }
-  DeviceMatrixRef ref() { return {buffer.get() + offset, rows, cols, pitch}; }
-  void set_rows(const std::vector<std::vector<std::uint8_t>>& contents) {
-    for (std::size_t i = 0; i < rows; ++i)
-      std::copy(contents[i].begin(), contents[i].end(), initial.begin() + static_cast<long>(offset + i * pitch));
-    to_device(buffer.get(), initial);
-  }
-  std::vector<std::uint8_t> row(const std::vector<std::uint8_t>& all, std::size_t i) const {
-    const auto* p = all.data() + offset + i * pitch;
-    return {p, p + cols};
-  }
-  // True when no byte outside the rows' first `cols` bytes changed.
-  bool outside_untouched(const std::vector<std::uint8_t>& all) const {
-    for (std::size_t b = 0; b < all.size(); ++b) {
-      const bool inside = b >= offset && b < offset + rows * pitch && (b - offset) % pitch < cols;
-      if (!inside && all[b] != initial[b]) return false;
-    }
-    return true;
-  }
-};
-
-std::uint8_t random_coef(std::mt19937_64& rng) {
-  const unsigned r = rng() % 8;  // 0 and 1 are special for some techniques: give them a fair share
-  return r == 0 ? 0 : r == 1 ? 1 : static_cast<std::uint8_t>(rng());
 }
 
 class KernelAgreement : public ::testing::TestWithParam<std::tuple<std::size_t, std::size_t>> {};
@@ -256,12 +220,16 @@ TEST(KernelProducts, BitsliceTilesStagesAndTails) {
   }
 }
 
-TEST(KernelChoice, AutomaticPicksBitsliceOnlyWhereItsBlocksFillTheGpu) {
+TEST(KernelChoice, AutomaticPicksTheTensorKernelOrBitsliceWhereTheyWin) {
   NCAST_REQUIRE_CUDA_DEVICE();
-  EXPECT_EQ(fastest_kernel(16384, 128, 4096), Kernel::bitslice);
-  EXPECT_EQ(fastest_kernel(128, 128, 4096, 264), Kernel::bitslice);
-  EXPECT_EQ(fastest_kernel(128, 128, 4096, 1), Kernel::prmt);  // 4 blocks
+  // Many outputs: the tensor kernel where the device runs it, else bitslice where its blocks fill the GPU.
+  const Kernel many = tensor_kernel_available() ? Kernel::tensor_b1 : Kernel::bitslice;
+  EXPECT_EQ(fastest_kernel(16384, 128, 4096), many);
+  EXPECT_EQ(fastest_kernel(128, 128, 4096, 264), many);
+  EXPECT_EQ(fastest_kernel(128, 128, 4096, 1), tensor_kernel_available() ? Kernel::tensor_b1 : Kernel::prmt);
+  // Few outputs (RS parity) or few sources: prmt.
   EXPECT_EQ(fastest_kernel(4, 10, std::size_t{32} << 20), Kernel::prmt);
+  EXPECT_EQ(fastest_kernel(8, 32, std::size_t{32} << 20), Kernel::prmt);
   EXPECT_EQ(fastest_kernel(16384, 4, 4096), Kernel::prmt);
 }
 
@@ -297,6 +265,8 @@ TEST(KernelNames, RoundTrip) {
   EXPECT_FALSE(parse_kernel("fast"));
   EXPECT_FALSE(is_seed_style(Kernel::prmt));
   EXPECT_FALSE(is_seed_style(Kernel::bitslice));
+  EXPECT_FALSE(is_seed_style(Kernel::tensor_b1));
+  EXPECT_EQ(parse_kernel("tensor-b1"), Kernel::tensor_b1);
   EXPECT_FALSE(is_seed_style(Kernel::automatic));
   EXPECT_TRUE(is_seed_style(Kernel::product_table));
   EXPECT_EQ(parse_kernel("auto"), Kernel::automatic);

@@ -314,8 +314,8 @@ void run_decode_case(std::size_t count, const CommonOptions& common, Reporter& r
 
   // The decoder with the automatic product kernel, and with the prmt product for comparison; each
   // checked against the sources before it is timed.
-  gpu::BatchDecoder decoder, prmt_decoder(Kernel::prmt);
-  for (gpu::BatchDecoder* d : {&decoder, &prmt_decoder}) {
+  gpu::BatchDecoder decoder, prmt_decoder(Kernel::prmt), bitslice_decoder(Kernel::bitslice);
+  for (gpu::BatchDecoder* d : {&decoder, &prmt_decoder, &bitslice_decoder}) {
     for (auto& o : outs) gpu::check(cudaMemset2D(o.ref().data, o.pitch(), 0xA5, o.cols(), o.rows()), "poisoning outputs");
     gpu::check(cudaDeviceSynchronize(), "poisoning outputs");
     const auto ok = d->decode(jobs, stream.get());
@@ -362,6 +362,7 @@ void run_decode_case(std::size_t count, const CommonOptions& common, Reporter& r
     Kernel product;
   };
   for (const Timed& t : {Timed{"decode", count, &decoder, Kernel::automatic}, Timed{"decode", count, &prmt_decoder, Kernel::prmt},
+                         Timed{"decode", count, &bitslice_decoder, Kernel::bitslice},
                          Timed{"decode-one", 1, &decoder, Kernel::automatic}}) {
     const auto some = std::span(jobs).first(t.gens);
     const double r = host_gb_per_s([&] { t.decoder->decode(some, stream.get()); }, static_cast<double>(t.gens * n * len),
@@ -469,6 +470,65 @@ void run_progressive_case(std::size_t count, const CommonOptions& common, Report
   reporter.emit(std::move(rec));
 }
 
+// The payload step of batched decode alone: `count` generations' products C⁻¹·P (n=128 × 4096 bytes)
+// in one ProductBatch launch per call, for each kernel; counted as decoded output. Checked against
+// the CPU engine on the first and the last generation first.
+void run_decode_payload_case(std::size_t count, const std::vector<Kernel>& kernels, const CommonOptions& common,
+                             Reporter& reporter) {
+  constexpr std::size_t n = 128, len = 4096;
+  std::vector<gpu::DeviceMatrix> coefs, sources, outs;
+  std::vector<std::vector<std::uint8_t>> host_coefs, host_sources;
+  for (std::size_t g = 0; g < count; ++g) {
+    coefs.emplace_back(n, n, "benchmark coefficients");
+    sources.emplace_back(n, len, "benchmark payloads");
+    outs.emplace_back(n, len, "benchmark outputs");
+    host_coefs.push_back(random_device_fill(coefs.back(), common.seed + 2 * g));
+    host_sources.push_back(random_device_fill(sources.back(), common.seed + 2 * g + 1));
+  }
+  std::vector<std::vector<std::uint8_t>> want(2, std::vector<std::uint8_t>(n * len));
+  for (std::size_t w = 0; w < 2; ++w) {
+    const std::size_t g = w == 0 ? 0 : count - 1;
+    std::vector<const std::uint8_t*> in;
+    std::vector<std::uint8_t*> out;
+    for (std::size_t i = 0; i < n; ++i) in.push_back(host_sources[g].data() + i * len), out.push_back(want[w].data() + i * len);
+    CpuEngine().multiply(host_coefs[g].data(), n, n, in.data(), out.data(), len, false);
+  }
+  gpu::Stream stream;
+  for (Kernel kernel : kernels) {
+    if (gpu::is_seed_style(kernel)) continue;  // minutes at this size, and no anchor is needed here
+    gpu::ProductBatch batch;
+    for (std::size_t g = 0; g < count; ++g) batch.add({coefs[g].cref(), sources[g].cref(), outs[g].ref()});
+    for (auto& o : outs) gpu::check(cudaMemset2D(o.ref().data, o.pitch(), 0xA5, o.cols(), o.rows()), "poisoning outputs");
+    gpu::check(cudaDeviceSynchronize(), "poisoning outputs");
+    batch.multiply(kernel, false, stream.get());
+    stream.synchronize("checking the payload products");
+    for (std::size_t w = 0; w < 2; ++w) {
+      std::vector<std::uint8_t> got(n * len);
+      std::vector<std::uint8_t*> rows;
+      for (std::size_t i = 0; i < n; ++i) rows.push_back(got.data() + i * len);
+      outs[w == 0 ? 0 : count - 1].download(rows.data(), stream.get());
+      stream.synchronize("checking the payload products");
+      if (got != want[w])
+        throw std::runtime_error("payload product through kernel " + std::string(gpu::to_string(kernel)) +
+                                 " disagrees with the CPU engine");
+    }
+    const double rate = device_gb_per_s([&](cudaStream_t s) { batch.multiply(kernel, false, s); },
+                                        static_cast<double>(count * n * len), common.seconds, stream.get());
+    Record r;
+    r["bench"] = "gpu";
+    r["case"] = "decode-payload";
+    r["backend"] = "cuda";
+    const Kernel ran = kernel == Kernel::automatic ? gpu::fastest_kernel(n, n, len, count) : kernel;
+    r["level"] = std::string(gpu::to_string(kernel)) + (kernel == Kernel::automatic ? " (" + std::string(gpu::to_string(ran)) + ")" : "");
+    r["n"] = n;
+    r["m"] = count;
+    r["len"] = len;
+    r["counts"] = "decoded output (C^-1 P only)";
+    r["gb_per_s"] = rate;
+    reporter.emit(std::move(r));
+  }
+}
+
 // Device-resident RS 10+4 through DeviceRsCodec (the codec's Cauchy matrix): encode, and rebuilding
 // four lost data shards; counted as the stripe's data bytes, each checked against the CPU codec first.
 void run_rs_codec_case(std::size_t len, const CommonOptions& common, Reporter& reporter) {
@@ -519,8 +579,9 @@ void run_rs_codec_case(std::size_t len, const CommonOptions& common, Reporter& r
   }
 }
 
-const std::vector<std::string> kCases = {"rlnc128", "rlnc32", "rs-device", "rs-host", "rs-codec", "rlnc-batch", "decode",
-                                         "decode-progressive"};
+const std::vector<std::string> kCases = {"rlnc128",    "rlnc32",     "rs-device", "rs-device-32",
+                                         "rs-host",    "rs-codec",   "rlnc-batch", "decode",
+                                         "decode-payload", "decode-progressive"};
 
 }  // namespace
 
@@ -531,9 +592,11 @@ int run_gpu(int argc, char** argv) {
   std::size_t coded = 16384, rs_len = std::size_t{32} << 20;
   po::options_description desc("ncast-bench gpu options");
   desc.add_options()
-    ("case", po::value(&cases)->multitoken(), "cases: rlnc128 rlnc32 rs-device rs-host rs-codec rlnc-batch decode decode-progressive (default: all)")
+    ("case", po::value(&cases)->multitoken(),
+     "cases: rlnc128 rlnc32 rs-device rs-device-32 rs-host rs-codec rlnc-batch decode decode-payload "
+     "decode-progressive (default: all)")
     ("kernel", po::value(&kernel_names)->multitoken(),
-     "kernels: nuclei-loop gibraltar-logexp product-table prmt bitslice auto (default: all)")
+     "kernels: nuclei-loop gibraltar-logexp product-table prmt bitslice tensor-b1 auto (default: all)")
     ("all-tiles", po::bool_switch(&all_tiles), "also time every compiled prmt tile in the RLNC cases")
     ("coded", po::value(&coded)->default_value(coded), "coded blocks per launch in the RLNC cases")
     ("rs-bytes", po::value(&rs_len)->default_value(rs_len), "bytes per shard in the RS cases");
@@ -568,10 +631,12 @@ int run_gpu(int argc, char** argv) {
     if (c == "rlnc128") run_device_case(c, 128, coded, 4096, true, rlnc_variants, common, reporter);
     if (c == "rlnc32") run_device_case(c, 32, coded, 4096, true, rlnc_variants, common, reporter);
     if (c == "rs-device") run_device_case(c, 10, 4, rs_len, false, variants, common, reporter);
+    if (c == "rs-device-32") run_device_case(c, 32, 8, rs_len, false, variants, common, reporter);
     if (c == "rs-host") run_host_rs_case(10, 4, rs_len, kernels, common, reporter);
     if (c == "rs-codec") run_rs_codec_case(rs_len, common, reporter);
     if (c == "rlnc-batch") run_batch_encode_case(64, common, reporter);
     if (c == "decode") run_decode_case(264, common, reporter);
+    if (c == "decode-payload") run_decode_payload_case(264, kernels, common, reporter);
     if (c == "decode-progressive") run_progressive_case(264, common, reporter);
   }
   return 0;
