@@ -120,12 +120,34 @@ LossSpec parse_loss(const std::string& text) {
   throw std::invalid_argument("unknown loss model '" + text + "' (none, bernoulli:P, burst:P:LEN, ge:P_GB:P_BG:LOSS_GOOD:LOSS_BAD)");
 }
 
-LossProcess::LossProcess(const LossSpec& spec, std::uint64_t seed) : spec_(spec), rng_(seed) {
+LossProcess::LossProcess(const LossSpec& spec, std::uint64_t seed, Clock::duration slot)
+    : spec_(spec), rng_(seed), slot_(slot) {
   // Start in the stationary distribution, so that short runs are not biased toward the good state.
   if (spec_.kind == LossSpec::Kind::gilbert_elliott) {
     const double sum = spec_.good_to_bad + spec_.bad_to_good;
     bad_ = sum > 0 && u_(rng_) < spec_.good_to_bad / sum;
   }
+}
+
+void LossProcess::advance(double steps) {
+  // k steps of the chain: P(bad after k) = π + (x − π)·λ^k, with x = 1 if bad now (else 0), π the
+  // stationary P(bad) and λ = 1 − g − b the chain's second eigenvalue.
+  const double g = spec_.good_to_bad, b = spec_.bad_to_good, sum = g + b;
+  if (sum <= 0) return;
+  const double pi = g / sum, lambda = 1 - sum;
+  const double p_bad = pi + ((bad_ ? 1.0 : 0.0) - pi) * std::pow(lambda, steps);
+  bad_ = u_(rng_) < p_bad;
+}
+
+bool LossProcess::drop(Clock::time_point now) {
+  if (spec_.kind == LossSpec::Kind::gilbert_elliott && slot_ > Clock::duration::zero() && seen_) {
+    const double silent = std::chrono::duration<double>(now - last_) / std::chrono::duration<double>(slot_);
+    // The step this datagram takes anyway covers one slot; longer silences add theirs first.
+    if (silent >= 2) advance(std::floor(silent) - 1);
+  }
+  seen_ = true;
+  last_ = now;
+  return drop();
 }
 
 bool LossProcess::drop() {

@@ -127,7 +127,7 @@ void SimPeer::arrive(std::size_t link, std::span<std::uint8_t> d, TimePoint now)
   const auto prefix = proto::parse_prefix(d);
   const bool coded = prefix && prefix->type == proto::PacketType::coded;
   coded_arrived_ += coded;
-  if (drop_ && drop_()) {
+  if (drop_ && drop_(now)) {
     ++lost_;
     lost_coded_ += coded;
     return;

@@ -56,7 +56,7 @@ struct RxScratch {
 class SimPeer {
  public:
   enum class Status : std::uint8_t { running, complete, failed, left };
-  using Drop = std::function<bool()>;  // the loss process: true drops the arriving datagram
+  using Drop = std::function<bool(TimePoint)>;  // the loss process: true drops the datagram arriving then
 
   SimPeer(boost::asio::io_context& io, std::uint32_t id, SimPeerOptions options, Drop drop, RxScratch& scratch);
   ~SimPeer();

@@ -186,6 +186,7 @@ nlohmann::json aggregate(const SwarmOptions& o, std::vector<nlohmann::json> peer
   j["loss_model"] = o.loss.describe();
   j["loss_scope"] = o.loss_shared ? "shared" : "peer";
   j["loss_mean"] = o.loss.mean_loss();
+  j["loss_slot_ms"] = std::chrono::duration<double, std::milli>(o.loss_slot).count();
   j["delay_ms"] = std::chrono::duration<double, std::milli>(o.delay).count();
   j["jitter_ms"] = std::chrono::duration<double, std::milli>(o.jitter).count();
   j["threads"] = o.threads;
@@ -319,7 +320,7 @@ nlohmann::json run_swarm(const SwarmOptions& o) {
   raise_descriptor_limit(o.peers + (o.churn_rate > 0 ? expected_churn : 0));
 
   std::optional<SharedLoss> shared;
-  if (o.loss_shared) shared.emplace(o.loss, o.seed * 0x9E3779B97F4A7C15ull + 1);
+  if (o.loss_shared) shared.emplace(o.loss, o.seed * 0x9E3779B97F4A7C15ull + 1, o.loss_slot);
   std::mt19937_64 rng(o.seed);
   std::uint32_t next_id = 0;
   // The peer with this id: realtime or download by an even spread of the fraction, its own loss process.
@@ -337,10 +338,10 @@ nlohmann::json run_swarm(const SwarmOptions& o) {
     SimPeer::Drop drop;
     if (o.loss.kind != LossSpec::Kind::none) {
       if (shared) {
-        drop = [s = &*shared] { return s->drop(); };
+        drop = [s = &*shared](TimePoint now) { return s->drop(now); };
       } else {
-        auto process = std::make_shared<LossProcess>(o.loss, po.seed * 0x9E3779B97F4A7C15ull + 7);
-        drop = [process] { return process->drop(); };
+        auto process = std::make_shared<LossProcess>(o.loss, po.seed * 0x9E3779B97F4A7C15ull + 7, o.loss_slot);
+        drop = [process](TimePoint now) { return process->drop(now); };
       }
     }
     return [id, po = std::move(po), drop = std::move(drop)](asio::io_context& io, RxScratch& scratch) {

@@ -34,6 +34,7 @@ struct SwarmOptions {
   double realtime_fraction = 1.0;  // the rest download as fast as allowed
   LossSpec loss;
   bool loss_shared = false;        // one loss process for the whole swarm rather than one per peer
+  std::chrono::microseconds loss_slot{10000};  // a silence of k slots moves a bursty chain k steps (0: never)
   std::chrono::microseconds delay{0}, jitter{0};
   double ramp_s = 1.0;             // the initial peers join evenly over this long
   double churn_rate = 0;           // peers per second that leave, each replaced by a newcomer

@@ -27,7 +27,7 @@ ParsedSwarmOptions parse_swarm_options(int argc, const char* const* argv) {
   SwarmOptions& o = out.options;
   std::vector<std::string> servers, metrics;
   std::string loss = "none", scope = "peer", churn_mode = "bye", progress = "auto", server_mode = "all";
-  double delay_ms = 0, jitter_ms = 0;
+  double delay_ms = 0, jitter_ms = 0, loss_slot_ms = 10;
   unsigned window = 4, max_datagram = 1200;
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   unsigned threads = cores > 1 ? cores - 1 : 1;
@@ -43,6 +43,7 @@ ParsedSwarmOptions parse_swarm_options(int argc, const char* const* argv) {
       ("realtime", po::value(&o.realtime_fraction)->default_value(1.0), "fraction of peers paced at the stream's bitrate; the rest download as fast as allowed")
       ("loss", po::value(&loss)->default_value("none"), "loss of arriving datagrams: none, bernoulli:P, burst:P:LEN (Gilbert–Elliott, mean loss P, mean burst LEN), ge:P_GB:P_BG:LOSS_GOOD:LOSS_BAD")
       ("loss-scope", po::value(&scope)->default_value("peer"), "peer: a loss process per peer; shared: one for the whole swarm (a common bottleneck)")
+      ("loss-slot", po::value(&loss_slot_ms)->default_value(10.0), "ms: a bursty chain moves once per datagram, and k steps after k slots of silence (0: per datagram only)")
       ("delay", po::value(&delay_ms)->default_value(0.0), "one-way delay each direction, ms")
       ("jitter", po::value(&jitter_ms)->default_value(0.0), "each datagram's delay varies uniformly by up to ± this, ms (reorders)")
       ("ramp", po::value(&o.ramp_s)->default_value(1.0), "seconds over which the peers join")
@@ -90,6 +91,8 @@ ParsedSwarmOptions parse_swarm_options(int argc, const char* const* argv) {
   o.threads = threads;
   if (!(o.realtime_fraction >= 0 && o.realtime_fraction <= 1)) throw std::invalid_argument("--realtime must be in [0, 1]");
   o.loss = parse_loss(loss);
+  if (!(loss_slot_ms >= 0 && loss_slot_ms <= 10000)) throw std::invalid_argument("--loss-slot must be in 0..10000 ms");
+  o.loss_slot = std::chrono::microseconds(static_cast<long long>(loss_slot_ms * 1000));
   if (scope == "shared") o.loss_shared = true;
   else if (scope != "peer") throw std::invalid_argument("--loss-scope must be peer or shared");
   if (!(delay_ms >= 0 && delay_ms <= 10000) || !(jitter_ms >= 0 && jitter_ms <= 10000))

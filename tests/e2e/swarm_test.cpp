@@ -182,5 +182,60 @@ TEST_F(SwarmTest, BadUsageIsRefused) {
   }
 }
 
+// ncast-bench serve, briefly: two trials (3 and 6 peers), each record consistent with itself and with
+// the plot data, the summary naming the largest passing count.
+TEST(ServeBench, SmallSearchRecordsAndPlots) {
+  TempDir dir;
+  Process p({NCAST_BENCH_BIN, "serve", "--start", "3", "--max", "6", "--media-seconds", "2", "--budget", "40",
+             "--anchor-seconds", "0.2", "--json", "--server-bin", NCAST_SERVER_BIN, "--plot", (dir / "serve.png").string()},
+            dir / "bench.stdout", dir / "bench.stderr");
+  ASSERT_EQ(p.wait(90s), 0) << p.err();
+  std::vector<Json> trials;
+  Json summary;
+  std::istringstream lines(p.out());
+  for (std::string line; std::getline(lines, line);) {
+    auto j = Json::parse(line);
+    if (j["bench"] == "serve") trials.push_back(j);
+    else if (j["bench"] == "serve-max") summary = j;
+  }
+  ASSERT_EQ(trials.size(), 2u) << p.out();
+  std::size_t best = 0;
+  for (const auto& t : trials) {
+    const auto peers = t["peers"].get<std::size_t>();
+    EXPECT_TRUE(peers == 3 || peers == 6);
+    if (t["pass"].get<bool>()) {
+      best = std::max(best, peers);
+      EXPECT_EQ(t["complete"].get<std::size_t>(), peers);
+      EXPECT_LT(t["late_fraction"].get<double>(), 0.01);
+    }
+    ASSERT_GT(t["server_cpu_s_per_gb"].get<double>(), 0.0);
+    EXPECT_NEAR(t["gb_per_s"].get<double>(), 1 / t["server_cpu_s_per_gb"].get<double>(), 1e-9);
+    ASSERT_GT(t["anchor_gb_per_s"].get<double>(), 0.0);
+    EXPECT_NEAR(t["ratio"].get<double>(), t["gb_per_s"].get<double>() / t["anchor_gb_per_s"].get<double>(), 1e-9);
+  }
+  ASSERT_TRUE(summary.is_object()) << p.out();
+  EXPECT_EQ(summary["max_peers"].get<std::size_t>(), best);
+  // The plot's data: one row per trial, by peers, late segments in percent.
+  std::istringstream dat(read_file(dir / "serve.dat"));
+  std::vector<std::pair<std::size_t, double>> rows;
+  for (std::string line; std::getline(dat, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream f(line);
+    std::size_t peers = 0;
+    double late = 0;
+    f >> peers >> late;
+    rows.emplace_back(peers, late);
+  }
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].first, 3u);
+  EXPECT_EQ(rows[1].first, 6u);
+  for (const auto& t : trials)
+    for (const auto& [peers, late] : rows)
+      if (peers == t["peers"].get<std::size_t>()) {
+        EXPECT_NEAR(late, 100 * t["late_fraction"].get<double>(), 1e-6);
+      }
+  EXPECT_TRUE(std::filesystem::exists(dir / "serve.gp"));
+}
+
 }  // namespace
 }  // namespace ncast::e2e

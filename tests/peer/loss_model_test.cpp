@@ -2,6 +2,7 @@
 // given (computed here from the spec text, not by LossSpec), and the parser's refusals.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <thread>
 #include <vector>
@@ -72,6 +73,40 @@ TEST(LossModel, GeneralGilbertElliottStationaryLoss) {
   EXPECT_NEAR(o.loss, expected, 0.03 * expected);
 }
 
+// Datagrams spaced `gap` apart through a burst:0.2:5 chain with a 10 ms slot.
+Observed observe_spaced(std::chrono::milliseconds gap, std::size_t draws) {
+  LossProcess p(parse_loss("burst:0.2:5"), 21, std::chrono::milliseconds(10));
+  auto t = LossProcess::Clock::time_point{} + std::chrono::hours(1);
+  std::size_t lost = 0, pairs = 0, both = 0;
+  bool previous = false;
+  for (std::size_t i = 0; i < draws; ++i) {
+    t += gap;
+    const bool l = p.drop(t);
+    lost += l;
+    if (previous) {
+      ++pairs;
+      both += l;
+    }
+    previous = l;
+  }
+  return {static_cast<double>(lost) / static_cast<double>(draws), pairs ? static_cast<double>(both) / static_cast<double>(pairs) : 0, 0};
+}
+
+TEST(LossModel, SilenceMovesABurstyChainOnByItsSlots) {
+  // Closer than a slot: the per-datagram chain (a loss is followed by another with 1 − 1/5).
+  const auto dense = observe_spaced(std::chrono::milliseconds(3), 400000);
+  EXPECT_NEAR(dense.loss, 0.2, 0.01);
+  EXPECT_NEAR(dense.after_loss, 0.8, 0.01);
+  // Two slots apart: two steps, P(bad | bad) = π + (1 − π)·λ² with π = 0.2, λ = 1 − 0.05 − 0.2.
+  const auto two = observe_spaced(std::chrono::milliseconds(20), 400000);
+  EXPECT_NEAR(two.loss, 0.2, 0.01);
+  EXPECT_NEAR(two.after_loss, 0.2 + 0.8 * 0.75 * 0.75, 0.01);
+  // A second apart (100 slots): the state is forgotten, losses are independent at the mean rate.
+  const auto sparse = observe_spaced(std::chrono::seconds(1), 400000);
+  EXPECT_NEAR(sparse.loss, 0.2, 0.01);
+  EXPECT_NEAR(sparse.after_loss, 0.2, 0.01);
+}
+
 TEST(LossModel, NoneNeverLoses) {
   const auto o = observe(parse_loss("none"), 1, 10000);
   EXPECT_EQ(o.loss, 0.0);
@@ -96,7 +131,7 @@ TEST(LossModel, SharedProcessIsOneProcessAcrossThreads) {
   std::vector<std::size_t> lost(4, 0);
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&, t] {
-      for (int i = 0; i < 50000; ++i) lost[t] += shared.drop();
+      for (int i = 0; i < 50000; ++i) lost[t] += shared.drop(LossProcess::Clock::now());
     });
   for (auto& t : threads) t.join();
   const double rate = static_cast<double>(lost[0] + lost[1] + lost[2] + lost[3]) / 200000.0;
