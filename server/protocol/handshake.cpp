@@ -108,14 +108,16 @@ std::vector<std::uint8_t> PeerHandshake::hello() const {
 
 std::optional<std::vector<std::uint8_t>> PeerHandshake::on_retry(const Retry& retry) {
   if (CRYPTO_memcmp(retry.nonce.data(), join_.nonce.data(), join_.nonce.size()) != 0) return std::nullopt;
+  if (!joins_.empty() && retry.token == join_.token) return joins_.back();
   join_.token = retry.token;
-  join_datagram_ = encode(join_);
-  return join_datagram_;
+  if (joins_.size() == kMaxJoins) joins_.erase(joins_.begin());
+  joins_.push_back(encode(join_));
+  return joins_.back();
 }
 
 Parsed<PeerHandshake::Accepted> PeerHandshake::on_manifest(std::span<std::uint8_t> datagram,
                                                            const std::optional<PublicKey>& pinned) const {
-  if (join_datagram_.empty()) return DropReason::unexpected;
+  if (joins_.empty()) return DropReason::unexpected;
   auto header = parse_header(datagram);
   if (!header) return header.error();
   if (header->type != PacketType::manifest) return DropReason::bad_type;
@@ -129,16 +131,19 @@ Parsed<PeerHandshake::Accepted> PeerHandshake::on_manifest(std::span<std::uint8_
   const auto suite = suite_from_wire(hs->suite);
   if (!suite || std::find(join_.suites.begin(), join_.suites.end(), hs->suite) == join_.suites.end())
     return DropReason::malformed;
-  if (!ed25519_verify(hs->identity,
-                      manifest_signed_message(join_datagram_, datagram.first(kManifestSignedSize)), hs->signature))
-    return DropReason::auth;
+  // The server signed the JOIN it made the session from: usually the last one sent, but an answer to
+  // an earlier one can arrive after a later RETRY changed the token.
+  const auto signed_join = std::find_if(joins_.rbegin(), joins_.rend(), [&](const std::vector<std::uint8_t>& join) {
+    return ed25519_verify(hs->identity, manifest_signed_message(join, datagram.first(kManifestSignedSize)), hs->signature);
+  });
+  if (signed_join == joins_.rend()) return DropReason::auth;
   auto shared = key_.agree(hs->server_public);
   if (!shared) return DropReason::auth;
 
   Accepted out;
   out.header = *header;
   out.handshake = *hs;
-  out.keys = derive_session_keys(*suite, *shared, hs->nonce, hs->server_nonce, join_datagram_,
+  out.keys = derive_session_keys(*suite, *shared, hs->nonce, hs->server_nonce, *signed_join,
                                  datagram.first(kManifestAadSize));
   Aead aead(*suite, out.keys.server_key, out.keys.server_iv, Aead::Direction::open);
   const std::size_t body_len = datagram.size() - kManifestAadSize - kTagSize;

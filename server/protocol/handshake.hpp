@@ -50,9 +50,11 @@ class PeerHandshake {
   const Nonce& nonce() const { return join_.nonce; }
   std::vector<std::uint8_t> hello() const;
   // The JOIN answering a RETRY for this handshake (same octets for every retransmission); nullopt if
-  // the RETRY is not ours.
+  // the RETRY is not ours. A later RETRY with another token (the answer to a retransmitted HELLO, or
+  // to a JOIN whose token expired) gives a new JOIN, but the earlier ones stay valid: the server may
+  // have made its session from any of them.
   std::optional<std::vector<std::uint8_t>> on_retry(const Retry& retry);
-  const std::vector<std::uint8_t>& join_datagram() const { return join_datagram_; }
+  const std::vector<std::uint8_t>& join_datagram() const { return joins_.back(); }
 
   struct Accepted {
     Header header;
@@ -60,14 +62,16 @@ class PeerHandshake {
     ManifestBody body;
     SessionKeys keys;
   };
-  // Checks a MANIFEST: our nonce, the pinned identity if any, the signature, the key agreement and the
-  // body's tag and ranges. The datagram is decrypted in place.
+  // Checks a MANIFEST: our nonce, the pinned identity if any, the signature over one of the JOINs we
+  // sent, the key agreement and the body's tag and ranges. The datagram is decrypted in place.
   Parsed<Accepted> on_manifest(std::span<std::uint8_t> datagram, const std::optional<PublicKey>& pinned) const;
 
  private:
+  static constexpr std::size_t kMaxJoins = 8;  // distinct JOINs kept, newest last
+
   Join join_;
   X25519KeyPair key_;
-  std::vector<std::uint8_t> join_datagram_;
+  std::vector<std::vector<std::uint8_t>> joins_;
 };
 
 }  // namespace ncast::proto

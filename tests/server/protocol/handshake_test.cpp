@@ -141,6 +141,37 @@ TEST(Handshake, ManifestForAnotherHandshakeIsUnexpected) {
   EXPECT_FALSE(fresh.on_retry(other));  // not our nonce
 }
 
+// The RETRY answering a retransmitted HELLO can carry another token (minted in a later second) and
+// arrive after the server made its session from the first JOIN: the peer then sends a second JOIN,
+// but the MANIFEST (and every resent copy) is signed over the first. Both must verify, with the keys
+// of the JOIN each was made from.
+TEST(Handshake, AManifestForAnEarlierJoinVerifiesAfterALaterRetry) {
+  Handshake hs;
+  const auto peer_addr = Address::parse("127.0.0.1:5555");
+  Retry later{hs.peer->nonce(), {}};
+  const auto token = hs.minter.mint(peer_addr, hs.peer->nonce(), 101);
+  later.token.assign(token.begin(), token.end());
+  const auto second = *hs.peer->on_retry(later);
+  ASSERT_NE(second, hs.join_datagram);
+  EXPECT_EQ(*hs.peer->on_retry(later), second) << "the same RETRY again: the same JOIN";
+  EXPECT_EQ(hs.peer->join_datagram(), second);
+
+  auto first_manifest = hs.accept->manifest;
+  auto accepted = hs.peer->on_manifest(first_manifest, hs.identity.public_key());
+  ASSERT_TRUE(accepted) << to_string(accepted.error());
+  EXPECT_EQ(accepted->keys.peer_key, hs.accept->keys.peer_key);
+  EXPECT_EQ(accepted->keys.server_key, hs.accept->keys.server_key);
+
+  auto join = *decode_join(second);
+  auto from_second = server_accept(second, join, hs.identity, hs.suite, 0x99, sample_body());
+  ASSERT_TRUE(from_second);
+  auto second_manifest = from_second->manifest;
+  accepted = hs.peer->on_manifest(second_manifest, hs.identity.public_key());
+  ASSERT_TRUE(accepted) << to_string(accepted.error());
+  EXPECT_EQ(accepted->keys.peer_key, from_second->keys.peer_key);
+  EXPECT_NE(from_second->keys.peer_key, hs.accept->keys.peer_key);
+}
+
 TEST(Handshake, LowOrderPeerKeyGetsNoSession) {
   Handshake hs;
   auto join = *decode_join(hs.join_datagram);
