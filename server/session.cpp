@@ -70,19 +70,19 @@ Session::Inbound Session::receive(std::span<std::uint8_t> datagram, const proto:
 
 void Session::on_ack(const proto::AckBody& ack, TimePoint now) {
   ++counters_.acks;
-  // Loss: packets the peer accepted against packet numbers sent, over the interval since the last ACK.
+  // Loss: packets the peer accepted against packet numbers sent, over an interval of at least 8 packet
+  // numbers. The interval spans as many ACKs as it takes: a paced peer acknowledges nearly every packet
+  // (max_ack_delay is shorter than its packet spacing), and ACK to ACK would never be a sample.
   if (!have_ack_) {
     have_ack_ = true;
-  } else if (ack.largest > last_largest_) {
+    last_largest_ = ack.largest;
+    last_received_ = ack.received;
+  } else if (ack.largest >= last_largest_ + 8) {
     const double sent = static_cast<double>(ack.largest - last_largest_);
     const double got = static_cast<double>(static_cast<std::uint32_t>(ack.received - last_received_));
-    if (sent >= 8) {
-      const double sample = std::clamp(1.0 - got / sent, 0.0, kMaxLoss);
-      const double weight = std::min(1.0, sent / 256.0);  // a larger interval says more
-      loss_ += weight * 0.5 * (sample - loss_);
-    }
-  }
-  if (ack.largest >= last_largest_) {
+    const double sample = std::clamp(1.0 - got / sent, 0.0, kMaxLoss);
+    const double weight = std::min(1.0, sent / 256.0);  // a larger interval says more
+    loss_ += weight * 0.5 * (sample - loss_);
     last_largest_ = ack.largest;
     last_received_ = ack.received;
   }

@@ -133,8 +133,8 @@ class Session {
   bool confirmed_ = false, peer_complete_ = false, peer_final_seen_ = false;
   std::uint32_t peer_known_ = 0, peer_next_needed_;
   std::vector<proto::AckEntry> peer_entries_;
-  std::uint64_t last_largest_ = 0;
-  std::uint32_t last_received_ = 0;
+  std::uint64_t last_largest_ = 0;   // where the loss sample in progress began: the largest packet
+  std::uint32_t last_received_ = 0;  // number and received count of the ACK that ended the last one
   bool have_ack_ = false;
   double loss_ = 0;
 

@@ -265,6 +265,18 @@ TEST(Session, PacingFollowsTheRate) {
   EXPECT_LT(bytes, 130000u);
 }
 
+TEST(Session, PacedSessionMeasuresLossFromAPeerThatAcksEveryPacket) {
+  // About one packet per millisecond and an ACK at the end of every millisecond: no single ACK interval
+  // spans 8 packets, so the loss must be measured across ACKs. Then the paced rate makes up for it.
+  Fixture f(2000);
+  f.config.rate = 120000;  // octets/s: about 1070 coded packets of 112 octets per second
+  Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{} + 1s);
+  SimPeer peer(f.keys, 7, f.info, 4);
+  const std::size_t bytes = exchange(f, s, peer, 0.3, 3000);  // three seconds
+  EXPECT_NEAR(s.loss_estimate(), 0.3, 0.08);
+  EXPECT_GT(static_cast<double>(bytes), 1.2 * 3 * 120000);
+}
+
 TEST(Session, PacingNeverAsksToComeBackAtOnce) {
   // Fractional token counts just short of a packet must give a wake-up in the future: a wait that
   // truncated to zero made the scheduler spin (seen on a 16-core host).
