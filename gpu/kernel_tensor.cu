@@ -222,15 +222,18 @@ __device__ void store_group(const KernelProblem& p, std::uint32_t (&d)[TC][4 * J
 #pragma unroll
     for (int u = 0; u < TC / 2; ++u) {
       // Word u: positions 4u .. 4u+3 of the run are tiles 2u, 2u+1, rows h = 0, 1.
-      std::uint32_t word = 0;
+      std::uint32_t y[8];  // y[t]: bit 0 of each byte is bit t of that position's output byte
 #pragma unroll
       for (int t = 0; t < 8; ++t) {
         const int i = 4 * (4 * gq + t / 2) + t % 2;  // accumulator of column (g, q, e), row half 0
         const std::uint32_t lo = __byte_perm(d[2 * u][i], d[2 * u][i + 2], 0x0040);
         const std::uint32_t hi = __byte_perm(d[2 * u + 1][i], d[2 * u + 1][i + 2], 0x0040);
-        word += (__byte_perm(lo, hi, 0x5410) & 0x01010101u) << t;  // disjoint bits: + is |, one shift-add
+        y[t] = __byte_perm(lo, hi, 0x5410) & 0x01010101u;
       }
-      w[u] = word;
+      // A tree of shift-adds (disjoint bits, so + is |): seven operations, three deep.
+      const std::uint32_t y01 = (y[1] << 1) + y[0], y23 = (y[3] << 1) + y[2];
+      const std::uint32_t y45 = (y[5] << 1) + y[4], y67 = (y[7] << 1) + y[6];
+      w[u] = (((y67 << 2) + y45) << 4) + (y23 << 2) + y01;
     }
     if (out < p.m) store_run<TC>(p.dst + out * p.dst_pitch, col, p.len, w, accumulate);
   }
