@@ -17,8 +17,10 @@ void progress_line(const SwarmProgress& p, std::uint64_t& last_bytes, double& la
   last_bytes = p.bytes;
   last_s = p.elapsed_s;
   const double loss = p.arrived ? 100.0 * static_cast<double>(p.lost) / static_cast<double>(p.arrived) : 0.0;
-  std::fprintf(stderr, "\r%7.1f s  peers %zu: %zu running, %zu done, %zu failed, %zu left  %8.1f Mbit/s  loss %4.1f %%  ",
-               p.elapsed_s, p.started, p.running, p.complete, p.failed, p.left, rate, loss);
+  // Symbols the decoders got per source symbol of the segments written so far.
+  const double overhead = p.needed ? static_cast<double>(p.symbols) / static_cast<double>(p.needed) : 0.0;
+  std::fprintf(stderr, "\r%7.1f s  peers %zu: %zu running, %zu done, %zu failed, %zu left  %8.1f Mbit/s  loss %4.1f %%  overhead %.3f  ",
+               p.elapsed_s, p.started, p.running, p.complete, p.failed, p.left, rate, loss, overhead);
   std::fflush(stderr);
 }
 

@@ -76,6 +76,7 @@ class SimPeer {
   bool realtime() const { return options_.realtime; }
   std::uint64_t symbols_received() const { return receiver_.stats().symbols; }
   std::uint64_t bytes_written() const { return receiver_.stats().bytes_written; }
+  std::uint64_t symbols_needed() const { return receiver_.stats().symbols_needed; }
   std::uint64_t coded_arrived() const { return coded_arrived_; }
   std::uint64_t datagrams_lost() const { return lost_; }
   nlohmann::json report() const;

@@ -34,7 +34,7 @@ double seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 struct Snapshot {
   std::size_t handled = 0;  // start and churn requests carried out
   std::size_t running = 0, complete = 0, failed = 0, left = 0;
-  std::uint64_t symbols = 0, arrived = 0, lost = 0, bytes = 0;
+  std::uint64_t symbols = 0, arrived = 0, lost = 0, bytes = 0, needed = 0;
 };
 
 class Worker {
@@ -127,6 +127,7 @@ class Worker {
       s.arrived += p->coded_arrived();
       s.lost += p->datagrams_lost();
       s.bytes += p->bytes_written();
+      s.needed += p->symbols_needed();
     }
     std::lock_guard lock(mutex_);
     snapshot_ = s;
@@ -395,6 +396,7 @@ nlohmann::json run_swarm(const SwarmOptions& o) {
       progress.arrived += s.arrived;
       progress.lost += s.lost;
       progress.bytes += s.bytes;
+      progress.needed += s.needed;
     }
     progress.started = next_id;
     progress.elapsed_s = seconds(now - start);

@@ -21,7 +21,7 @@ namespace ncast::swarm {
 struct SwarmProgress {
   double elapsed_s = 0;
   std::size_t started = 0, running = 0, complete = 0, failed = 0, left = 0;
-  std::uint64_t symbols = 0, arrived = 0, lost = 0, bytes = 0;
+  std::uint64_t symbols = 0, arrived = 0, lost = 0, bytes = 0, needed = 0;
 };
 
 struct SwarmOptions {
