@@ -13,8 +13,9 @@
 #       2. ncast-swarm, 10,000 realtime peers over the same servers, 30 % Bernoulli loss, then 10 %
 #          bursty loss (Gilbert-Elliott, mean burst 5): every peer completes? symbols per needed
 #          symbol against 1/(1 - loss)?
-#       Writes serve.jsonl, serve.dat, serve.gp (and serve.png when gnuplot is there), the two swarm
-#       reports and a results.md to $OUT (default ./swarm-device-out) and prints results.md last.
+#       Writes results.md, serve.jsonl, serve.dat, serve.gp (and serve.png when gnuplot is there), the two
+#       swarm reports and logs.tar.gz to $OUT (default ./swarm-device-out): eight files at most, what the
+#       device tool brings back. Prints results.md last.
 #
 # With the device tool of this workplace: carry ["build-swarm-carry"], timeout_s 600, and run
 #   tools/swarm-device.sh run
@@ -50,6 +51,9 @@ prepare() {
 run() {
   local carry=${1:-$root/build-swarm-carry}
   local out=${OUT:-$root/swarm-device-out}
+  # Logs and scratch in a work folder; $OUT gets at most eight files (what the device tool returns).
+  local work
+  work=$(mktemp -d)
   local peers=${NCAST_SWARM_PEERS:-10000} start=${NCAST_SERVE_START:-2000} budget=${NCAST_SERVE_BUDGET:-330}
   local media_s=${NCAST_MEDIA_SECONDS:-20} nservers=${NCAST_SERVERS:-6}
   mkdir -p "$out"
@@ -60,9 +64,12 @@ run() {
   # A socket per simulated peer, and kernel buffers for a few hundred Mbit/s on loopback.
   ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
   sysctl -qw net.core.rmem_max=8388608 net.core.wmem_max=8388608 2>/dev/null || true
-  local cores last
+  local cores last threads
   cores=$(nproc)
   last=$((cores - 1))
+  [ "$nservers" -lt "$cores" ] || { echo "swarm-device: $nservers servers leave no CPU for the swarm on $cores cores" >&2; exit 2; }
+  threads=$((cores - nservers - 1))
+  [ "$threads" -ge 1 ] || threads=1
   local gpu commit date
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
   commit=$(cat "$carry/COMMIT" 2>/dev/null || echo unknown)
@@ -71,35 +78,35 @@ run() {
 
   # 1. The largest swarm the servers keep up with: servers on CPUs 0..k-1, the swarm on the rest.
   taskset -c "$nservers-$last" "$carry/ncast-bench" serve --json --server-bin "$carry/ncast-server" --servers "$nservers" \
-    --server-cpu 0 --threads "$((cores - nservers - 1))" --bitrate 768k --media-seconds "$media_s" --start "$start" \
-    --max 40000 --budget "$budget" --plot "$out/serve.png" >"$out/serve.jsonl" 2>"$out/serve.err"
+    --server-cpu 0 --threads "$threads" --bitrate 768k --media-seconds "$media_s" --start "$start" \
+    --max 40000 --budget "$budget" --plot "$work/serve.png" >"$work/serve.jsonl" 2>"$work/serve.err"
   echo "serve: exit $?"
 
   # 2. Loss: a swarm of $peers realtime peers under each model, spread over the servers.
-  head -c $((media_s * 96000)) /dev/urandom >"$out/media"
+  head -c $((media_s * 96000)) /dev/urandom >"$work/media"
   for model in bernoulli:0.3 burst:0.1:5; do
     local tag=${model%%:*} pids=() args=() i
     for ((i = 0; i < nservers; ++i)); do
-      taskset -c "$i" "$carry/ncast-server" --file "$out/media" --listen 127.0.0.1:0 --metrics 127.0.0.1:0 --bitrate 768k \
-        --max-sessions $((peers / nservers + 1000)) --stats-interval 0 >"$out/server-$tag-$i.log" 2>"$out/server-$tag-$i.err" &
+      taskset -c "$i" "$carry/ncast-server" --file "$work/media" --listen 127.0.0.1:0 --metrics 127.0.0.1:0 --bitrate 768k \
+        --max-sessions $((peers / nservers + 1000)) --stats-interval 0 >"$work/server-$tag-$i.log" 2>"$work/server-$tag-$i.err" &
       pids+=($!)
     done
     for ((i = 0; i < nservers; ++i)); do
-      local log=$out/server-$tag-$i.log
+      local log=$work/server-$tag-$i.log
       for _ in $(seq 1 300); do grep -q '"event":"listening"' "$log" 2>/dev/null && break; sleep 0.1; done
       args+=(-s "127.0.0.1:$(grep -o '"port":[0-9]*' "$log" | head -1 | cut -d: -f2)")
       args+=(--metrics "$(grep -o '"metrics":"[0-9.:]*' "$log" | cut -d'"' -f4)")
     done
     taskset -c "$nservers-$last" "$carry/ncast-swarm" "${args[@]}" --server-mode spread --stream media -n "$peers" \
-      --threads "$((cores - nservers - 1))" --loss "$model" --ramp "$((peers / 1500 + 1))" --timeout 150 --progress off \
-      --report "$out/swarm-$tag.json" >"$out/swarm-$tag.txt" 2>"$out/swarm-$tag.err"
+      --threads "$threads" --loss "$model" --ramp "$((peers / 1500 + 1))" --timeout 150 --progress off \
+      --report "$work/swarm-$tag.json" >"$work/swarm-$tag.txt" 2>"$work/swarm-$tag.err"
     echo "swarm $model: exit $?"
     kill -TERM "${pids[@]}" 2>/dev/null
     wait "${pids[@]}" 2>/dev/null
   done
-  rm -f "$out/media"
+  rm -f "$work/media"
   # Keep the reports small enough to come back: the aggregate only (the table has the rest).
-  for f in "$out"/swarm-*.json; do
+  for f in "$work"/swarm-*.json; do
     [ -s "$f" ] && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r.pop("per_peer",None); json.dump(r,open(sys.argv[1],"w"))' "$f" 2>/dev/null
   done
 
@@ -110,17 +117,22 @@ run() {
     echo "768 kbit/s realtime peers, n=128, L=1024 (1072-octet datagrams)."
     echo
     echo '```'
-    cat "$out/serve.jsonl"
+    cat "$work/serve.jsonl"
     echo '```'
     for model in bernoulli burst; do
       echo
       echo "## $peers peers, loss $model"
       echo
       echo '```'
-      cat "$out/swarm-$model.txt"
+      cat "$work/swarm-$model.txt"
       echo '```'
     done
   } >"$out/results.md"
+  for f in serve.jsonl serve.dat serve.gp serve.png swarm-bernoulli.json swarm-burst.json; do
+    [ -f "$work/$f" ] && cp "$work/$f" "$out/"
+  done
+  tar -czf "$out/logs.tar.gz" -C "$work" --exclude media . 2>/dev/null
+  rm -rf "$work"
   cat "$out/results.md"
 }
 
