@@ -126,7 +126,8 @@ TEST_F(SwarmTest, NoLossEveryPeerCompletesAndCountsAgree) {
 }
 
 TEST_F(SwarmTest, BernoulliLossIsMadeUpFor) {
-  const auto s = run("bernoulli", {"-n", "12", "--realtime", "0", "--loss", "bernoulli:0.3", "--seed", "3"});
+  // Paced peers: the stop signal reaches the server before much more is sent, so arrivals follow the loss.
+  const auto s = run("bernoulli", {"-n", "12", "--realtime", "1", "--loss", "bernoulli:0.3", "--seed", "3"});
   ASSERT_EQ(s.code, 0) << s.report.dump();
   const Json& r = s.report;
   EXPECT_EQ(r["complete"].get<int>(), 12);
@@ -187,7 +188,9 @@ TEST_F(SwarmTest, BadUsageIsRefused) {
 TEST(ServeBench, SmallSearchRecordsAndPlots) {
   TempDir dir;
   Process p({NCAST_BENCH_BIN, "serve", "--start", "3", "--max", "6", "--media-seconds", "2", "--budget", "40",
-             "--anchor-seconds", "0.2", "--json", "--server-bin", NCAST_SERVER_BIN, "--plot", (dir / "serve.png").string()},
+             "--anchor-seconds", "0.2", "--json", "--server-bin", NCAST_SERVER_BIN, "--plot", (dir / "serve.png").string(),
+             // What is checked is the records, not this host's speed: a trial fails only if a peer does.
+             "--late-limit", "0.99"},
             dir / "bench.stdout", dir / "bench.stderr");
   ASSERT_EQ(p.wait(90s), 0) << p.err();
   std::vector<Json> trials;
