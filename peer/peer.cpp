@@ -163,7 +163,11 @@ class Peer {
         ++simulated_losses_;
         return;
       }
-      l->on_datagram(d, now, sender(*l));
+      // A completed segment is the stop signal for every server, not only for the one whose symbol
+      // completed it.
+      if (l->on_datagram(d, now, sender(*l)))
+        for (auto& other : links_)
+          if (other != l) other->acknowledge(now, sender(*other));
       return;
     }
     ++unknown_source_;

@@ -271,6 +271,10 @@ void ServerLink::poll(TimePoint now, const Send& send) {
   }
 }
 
+void ServerLink::acknowledge(TimePoint now, const Send& send) {
+  if (state_ == State::established) send_ack(now, send);
+}
+
 void ServerLink::close(const Send& send, proto::ByeReason reason) {
   if (state_ == State::established) {
     const auto now = Clock::now();

@@ -52,6 +52,9 @@ class ServerLink {
   bool on_datagram(std::span<std::uint8_t> datagram, TimePoint now, const Send& send);
   // Retransmissions, ACKs, keepalives, silence detection.
   void poll(TimePoint now, const Send& send);
+  // An ACK now, when established: another server's symbol completed a segment, and this server must
+  // stop sending it too (its own next ACK could be 16 packets or a tick away).
+  void acknowledge(TimePoint now, const Send& send);
   // Tells the server we are done (a final ACK and BYE) and closes.
   void close(const Send& send, proto::ByeReason reason);
   void fail(std::string why);

@@ -148,9 +148,9 @@ inline std::vector<std::uint8_t> read_bytes(const std::filesystem::path& p) {
   return {s.begin(), s.end()};
 }
 
-// GET /metrics from 127.0.0.1:port: series name (with labels) → value.
-inline std::map<std::string, double> scrape(std::uint16_t port) {
-  std::map<std::string, double> out;
+// One GET /metrics: the body of a complete 200 response (as long as its Content-Length says), or
+// nothing (refused, cut short, or no answer within 2 s).
+inline std::optional<std::string> metrics_body(std::uint16_t port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -160,7 +160,7 @@ inline std::map<std::string, double> scrape(std::uint16_t port) {
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
     ::close(fd);
-    return out;
+    return std::nullopt;
   }
   const std::string req = "GET /metrics HTTP/1.0\r\n\r\n";
   (void)!::write(fd, req.data(), req.size());
@@ -168,7 +168,24 @@ inline std::map<std::string, double> scrape(std::uint16_t port) {
   char buf[4096];
   for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) resp.append(buf, static_cast<std::size_t>(n));
   ::close(fd);
-  std::istringstream lines(resp.substr(std::min(resp.size(), resp.find("\r\n\r\n") + 4)));
+  const auto end = resp.find("\r\n\r\n"), length = resp.find("Content-Length: ");
+  if (resp.rfind("HTTP/1.0 200", 0) != 0 || end == std::string::npos || length == std::string::npos || length > end)
+    return std::nullopt;
+  std::string body = resp.substr(end + 4);
+  if (body.size() != std::stoul(resp.substr(length + 16))) return std::nullopt;
+  return body;
+}
+
+// GET /metrics from 127.0.0.1:port: series name (with labels) → value. A busy server may answer late
+// or be cut short: asked again for up to 10 s, so that a test sees every series or none.
+inline std::map<std::string, double> scrape(std::uint16_t port) {
+  std::map<std::string, double> out;
+  std::optional<std::string> body;
+  for (const auto end = std::chrono::steady_clock::now() + 10s; !(body = metrics_body(port));) {
+    if (std::chrono::steady_clock::now() > end) return out;
+    std::this_thread::sleep_for(20ms);
+  }
+  std::istringstream lines(*body);
   for (std::string line; std::getline(lines, line);) {
     if (line.empty() || line[0] == '#') continue;
     const auto sp = line.rfind(' ');

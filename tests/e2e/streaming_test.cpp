@@ -50,16 +50,20 @@ TEST(Streaming, TwoServersServeOnePeerAndRepeatedServerIdsAreRefused) {
   auto a = start_server(dir, "a", {"--file", (dir / "clip").string(), "--server-id", "1", "--stats-interval", "0"});
   auto b = start_server(dir, "b", {"--file", (dir / "clip").string(), "--server-id", "2", "--stats-interval", "0"});
   auto c = start_server(dir, "c", {"--file", (dir / "clip").string(), "--server-id", "1", "--stats-interval", "0"});
+  // 2 Mbit/s a session: the stream lasts about two seconds, so that a server whose handshake is late
+  // (a RETRY or MANIFEST lost to the simulated loss costs 250 ms or more; a loaded machine, a sanitized
+  // build) still supplies a good part instead of finding the segments done: a decoded segment stops
+  // every server at once.
   auto both = start_peer(dir, "both", {"-s", addr(a.port), "-s", addr(b.port), "--stream", "clip", "-o",
-                                       (dir / "out").string(), "--loss", "0.1", "--max-rate", "20M"});
+                                       (dir / "out").string(), "--loss", "0.1", "--max-rate", "2M"});
   auto clash = start_peer(dir, "clash", {"-s", addr(a.port), "-s", addr(c.port), "--stream", "clip", "-o",
                                          (dir / "out2").string(), "--max-rate", "20M"});
   const auto r = finish(*both);
   EXPECT_EQ(r.code, 0) << r.report.dump();
   EXPECT_EQ(read_bytes(dir / "out"), media);
   ASSERT_EQ(r.report["servers"].size(), 2u);
-  for (const auto& s : r.report["servers"]) EXPECT_GT(s["coded"].get<int>(), 100) << "both servers contribute";
-  EXPECT_LE(r.report["overhead"].get<double>(), 1.05);
+  for (const auto& s : r.report["servers"]) EXPECT_GT(s["coded"].get<int>(), 100) << "both servers contribute: " << r.report.dump();
+  EXPECT_LE(r.report["overhead"].get<double>(), 1.05) << r.report.dump();
   // The second server of the other peer has the first one's id: its symbols would repeat, so it is dropped.
   const auto r2 = finish(*clash);
   EXPECT_EQ(r2.code, 0);
