@@ -269,11 +269,12 @@ void Decoder::update_settled_rows() {
   k.dot_multi(row_dsts_.data(), m, row_srcs_.data(), b, coefs_.data(), width, true);
 }
 
-// Whether r (a row with pivot c, significant from lo_ on) is zero at every column but c.
+// Whether r (a row with pivot c, significant from lo_ on) is zero at every column but c. Columns
+// below lo_ are zero by construction; what a buffer holds there is stale and must not be read.
 bool Decoder::unit_from(const std::uint8_t* r, std::size_t c) const {
   std::uint8_t other = 0;
   for (std::size_t j = lo_; j < c; ++j) other |= r[j];
-  for (std::size_t j = c + 1; j < layout_.n(); ++j) other |= r[j];
+  for (std::size_t j = std::max(c + 1, lo_); j < layout_.n(); ++j) other |= r[j];
   return other == 0;
 }
 
