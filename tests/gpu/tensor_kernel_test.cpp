@@ -77,8 +77,9 @@ TEST(TensorKernel, RunsItselfOnHopper) {
   int device = 0;
   check(cudaGetDevice(&device), "reading the current device");
   for (const DeviceInfo& d : usable_devices()) {
-    if (d.index == device && d.major == 9 && d.minor == 0)
+    if (d.index == device && d.major == 9 && d.minor == 0) {
       EXPECT_TRUE(tensor_kernel_available()) << "an sm_90 device without the sm_90a image: the build lost it";
+    }
   }
 }
 
