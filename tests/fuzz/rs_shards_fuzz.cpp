@@ -233,16 +233,22 @@ NCAST_FUZZ_TARGET(rs_shards) {
     write_file(manifest_path, Bytes(json.begin(), json.end()));
   }
 
-  // Intact: the file the manifest names for shard i is regular and holds shard i's bytes. A damaged
-  // shard that is a directory blocks a repair (which must not replace a directory).
+  // Intact: the file the manifest names for shard i is regular and holds shard i's bytes, and the name
+  // is not a symbolic link to the file another shard's name reaches (replacing that file would change
+  // what the link shows). A damaged shard that is a directory blocks a repair (which must not replace
+  // a directory).
   std::vector<bool> intact(n);
   std::size_t intact_count = 0;
   bool blocked = false;
   for (std::size_t i = 0; i < n; ++i) {
-    const auto bytes = read_regular(s / manifest.shards[i].file);
+    const fs::path p = s / manifest.shards[i].file;
+    const auto bytes = read_regular(p);
     intact[i] = bytes && *bytes == shards[i];
+    std::error_code ec;
+    for (std::size_t j = 0; intact[i] && fs::is_symlink(fs::symlink_status(p)) && j < n; ++j)
+      intact[i] = j == i || !fs::equivalent(p, s / manifest.shards[j].file, ec);
     intact_count += intact[i];
-    blocked |= !intact[i] && fs::is_directory(fs::symlink_status(s / manifest.shards[i].file));
+    blocked |= !intact[i] && fs::is_directory(fs::symlink_status(p));
   }
   const auto before = snapshot(s);
 

@@ -60,7 +60,7 @@ TEST_F(NcastRsBadInput, SwappedDuplicatedExtendedAndLinkedShardsAreFoundAndRepai
   EXPECT_EQ(r.code, 3) << r.out << r.err;
   const std::vector<std::string> lines{
       "f.000  corrupt (checksum mismatch)", "f.007  corrupt (checksum mismatch)", "f.003  corrupt (checksum mismatch)",
-      "f.005  corrupt (checksum mismatch)",
+      "f.005  corrupt (a symbolic link to the same file as f.006)",
       "f.008  corrupt (size " + std::to_string(longer.size()) + ", expected " + std::to_string(shards_[8].size()) + ")",
       "f.001  ok", "f.006  ok", "6 of 11 shards intact"};
   for (const std::string& line : lines)
@@ -75,6 +75,30 @@ TEST_F(NcastRsBadInput, SwappedDuplicatedExtendedAndLinkedShardsAreFoundAndRepai
   for (int i = 0; i < 11; ++i) EXPECT_EQ(read_bytes(shard("f", i)), shards_[i]) << "shard " << i;
   EXPECT_FALSE(fs::is_symlink(shard("f", 5))) << "the link was replaced, not written through";
   EXPECT_TRUE(temporaries(path("shards")).empty());
+  EXPECT_EQ(run({"verify", manifest("f"), "-q"}).code, 0);
+}
+
+// Found by the rs_shards fuzz target: a link that reads right because it points at the file holding
+// its shard's bytes (after a swap) must not survive a repair that replaces that file.
+TEST_F(NcastRsBadInput, ALinkToAnotherShardsFileIsReplacedEvenWhenItReadsRight) {
+  encode("f", 70001, 4, 3, 3);
+  fs::rename(shard("f", 3), path("tmp"));  // 3 and 5 swapped
+  fs::rename(shard("f", 5), shard("f", 3));
+  fs::rename(path("tmp"), shard("f", 5));
+  fs::remove(shard("f", 5));
+  fs::create_symlink("f.003", shard("f", 5));  // reads as shard 5 through f.003's file
+  fs::remove(shard("f", 0));
+  ASSERT_EQ(read_bytes(shard("f", 5)), shards_[5]);
+
+  Result r = run({"verify", manifest("f")});
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("f.005  corrupt (a symbolic link to the same file as f.003)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4 of 7 shards intact"), std::string::npos) << r.out;
+
+  r = run({"repair", manifest("f"), "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (int i = 0; i < 7; ++i) EXPECT_EQ(read_bytes(shard("f", i)), shards_[i]) << "shard " << i;
+  EXPECT_FALSE(fs::is_symlink(shard("f", 5)));
   EXPECT_EQ(run({"verify", manifest("f"), "-q"}).code, 0);
 }
 

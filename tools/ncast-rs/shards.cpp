@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "tools/ncast-rs/files.hpp"
 #include "tools/ncast-rs/interrupt.hpp"
@@ -30,17 +31,34 @@ std::string_view to_string(ShardStatus status) {
 
 std::vector<ShardReport> stat_shards(const Manifest& manifest, const fs::path& dir) {
   std::vector<ShardReport> reports(manifest.shards.size());
+  std::vector<std::optional<std::pair<dev_t, ino_t>>> files(reports.size());
   for (std::size_t i = 0; i < reports.size(); ++i) {
     const fs::path path = dir / manifest.shards[i].file;
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) {
       reports[i] = {ShardStatus::missing, errno == ENOENT ? "" : std::strerror(errno)};
-    } else if (!S_ISREG(st.st_mode)) {
+      continue;
+    }
+    files[i].emplace(st.st_dev, st.st_ino);
+    if (!S_ISREG(st.st_mode)) {
       reports[i] = {ShardStatus::corrupt, "not a regular file"};
     } else if (static_cast<std::uint64_t>(st.st_size) != manifest.shard_size) {
       reports[i] = {ShardStatus::corrupt, "size " + std::to_string(st.st_size) + ", expected " +
                                               std::to_string(manifest.shard_size)};
     }
+  }
+  // A shard's name that is a symbolic link to the file another shard's name reaches shows whatever a
+  // repair later puts there, not its own bytes: however right it reads now, it counts as damaged, so
+  // that repair replaces the link itself with a file of its own.
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    if (reports[i].status != ShardStatus::unchecked) continue;
+    struct stat own;
+    if (::lstat((dir / manifest.shards[i].file).c_str(), &own) != 0 || !S_ISLNK(own.st_mode)) continue;
+    for (std::size_t j = 0; j < reports.size(); ++j)
+      if (j != i && files[j] == files[i]) {
+        reports[i] = {ShardStatus::corrupt, "a symbolic link to the same file as " + manifest.shards[j].file};
+        break;
+      }
   }
   return reports;
 }

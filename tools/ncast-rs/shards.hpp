@@ -27,7 +27,8 @@ struct ShardReport {
 
 std::string_view to_string(ShardStatus status);
 
-// Presence and size of every shard, without reading them.
+// Presence and size of every shard, without reading them; a shard whose name is a symbolic link to the
+// file another shard's name reaches counts as corrupt.
 std::vector<ShardReport> stat_shards(const Manifest& manifest, const fs::path& dir);
 // Presence, size and SHA-256 of every shard, hashing several at once; adds the bytes hashed to
 // *bytes_hashed when given.
