@@ -4,6 +4,7 @@
 # or seconds, whichever comes first.
 #   tools/fuzz.sh [--runs N] [--seconds S] [TARGET...]   default: every target, 60 s each
 #   tools/fuzz.sh --merge TARGET...                       fold new coverage back into the seed corpus
+#   tools/fuzz.sh --build-only                            build the targets, run nothing
 # New inputs that add coverage go to build-fuzz/corpus/TARGET (the committed seeds are only read).
 # A failing input is written to build-fuzz/findings/TARGET/ and the script exits 1 after the others
 # have run; replay one with build-fuzz/tests/fuzz/fuzz_TARGET FILE. Logs: build-fuzz/logs/TARGET.log.
@@ -11,15 +12,17 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${NCAST_FUZZ_BUILD_DIR:-$root/build-fuzz}
-all_targets=(packets rlnc_decoder peer_receiver rs_manifest rs_shards)
+# shellcheck source=tools/fuzz-targets.sh
+. "$root/tools/fuzz-targets.sh"
 
-runs=-1 seconds=60 merge=false targets=()
+runs=-1 seconds=60 merge=false build_only=false targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --merge) merge=true; shift ;;
-    -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
+    --build-only) build_only=true; shift ;;
+    -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -43,16 +46,8 @@ fi
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNCAST_FUZZ=ON \
   -DNCAST_ENABLE_CUDA=OFF >/dev/null
 cmake --build "$build" -j "$(nproc)" --target fuzz_targets
+$build_only && exit 0
 
-# Longest input each target reads, and its dictionary if any.
-max_len() {
-  case "$1" in
-    packets) echo 1500 ;;
-    rlnc_decoder | peer_receiver) echo 512 ;;
-    rs_manifest) echo 4096 ;;
-    rs_shards) echo 256 ;;
-  esac
-}
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 
