@@ -33,10 +33,9 @@ prepare() {
     mkdir -p "$carry/corpus/$t"
     [ -d "$build/corpus/$t" ] && cp -r "$build/corpus/$t/." "$carry/corpus/$t/"
   done
-  local commit
-  commit=$(git -C "$root" rev-parse --short HEAD)
-  git -C "$root" diff --quiet HEAD || commit="$commit+uncommitted"
-  echo "$commit" >"$carry/COMMIT"
+  # The commit, and the files that differed from it when the targets were built.
+  { git -C "$root" rev-parse --short HEAD; git -C "$root" status --short --untracked-files=no; } |
+    paste -sd ' ' >"$carry/COMMIT"
   du -sh "$carry"
 }
 
