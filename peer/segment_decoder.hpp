@@ -28,6 +28,9 @@ class SegmentDecoder {
   // The segment's bytes (layout().data_bytes()) in host memory once complete, valid until the next
   // add() or reset(); rlnc::Error(not_decoded) before.
   virtual std::span<const std::uint8_t> data() = 0;
+  // Whether data() answers without waiting. A batched decoder (decode_batcher.hpp) is complete at
+  // full rank but decodes later, together with other generations; the others decode as they go.
+  virtual bool data_ready() const { return complete(); }
   // The CPU decoder holding the received rows, which a relay recodes from; null when the rows live
   // elsewhere (on the GPU).
   virtual const rlnc::Decoder* host_rows() const = 0;

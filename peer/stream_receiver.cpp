@@ -85,7 +85,7 @@ StreamReceiver::Result StreamReceiver::on_symbol(const proto::CodedView& v, std:
     return Result::out_of_window;
   }
   Slot* slot = slot_for(seg);
-  if (slot->decoded) {
+  if (slot->decoded || slot->decoding) {
     ++stats_.after_decode;
     return Result::after_decode;
   }
@@ -152,7 +152,10 @@ StreamReceiver::Result StreamReceiver::on_symbol(const proto::CodedView& v, std:
 
 StreamReceiver::Result StreamReceiver::settle(Slot& slot, std::uint32_t segment, TimePoint now) {
   // (A failure may refill the decoder from one source's evidence, completing it again.)
-  while (!verifies(segment, *slot.decoder)) {
+  for (;;) {
+    slot.decoding = !slot.decoder->data_ready();
+    if (slot.decoding) return Result::innovative;
+    if (verifies(segment, *slot.decoder)) break;
     on_hash_failure(slot, segment);
     if (!slot.decoder->complete()) return Result::rejected;
   }
@@ -165,6 +168,23 @@ StreamReceiver::Result StreamReceiver::settle(Slot& slot, std::uint32_t segment,
     slot.decoder = host_decoder_of(slot.decoder->layout(), rlnc::SeedContext{0, segment}, slot.decoder->data());
   write_ready(now);
   return Result::completed;
+}
+
+std::size_t StreamReceiver::settle_decoded(TimePoint now) {
+  std::vector<std::uint32_t> ready;
+  for (const auto& [segment, slot] : slots_)
+    if (slot.decoding && slot.decoder->data_ready()) ready.push_back(segment);
+  std::size_t completed = 0;
+  for (const std::uint32_t segment : ready) {
+    // Written segments leave slots_ as they go; those still decoding stay.
+    const auto it = slots_.find(segment);
+    if (it != slots_.end() && settle(it->second, segment, now) == Result::completed) ++completed;
+  }
+  return completed;
+}
+
+bool StreamReceiver::decoding() const {
+  return std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s.second.decoding; });
 }
 
 bool StreamReceiver::verifies(std::uint32_t segment, SegmentDecoder& decoder) const {

@@ -101,8 +101,15 @@ class StreamReceiver {
   // rejected: corrupt, or it completed a segment that failed its SHA-256; ignored: its source was
   // caught polluting, or a failed segment is being decoded from another source alone.
   enum class Result : std::uint8_t { innovative, completed, non_innovative, after_decode, out_of_window, rejected, ignored };
-  // A CODED body from server_id's session, parsed against symbols_of(segment).
+  // A CODED body from server_id's session, parsed against symbols_of(segment). With a batched
+  // decoder a segment's last innovative symbol leaves it decoding (innovative); settle_decoded()
+  // completes it once its data has come, and symbols for it meanwhile count as after_decode.
   Result on_symbol(const proto::CodedView& symbol, std::uint32_t server_id, TimePoint now);
+  // Verifies and writes the segments whose batched decode has finished (as on_symbol does on
+  // completion); returns how many completed.
+  std::size_t settle_decoded(TimePoint now);
+  // Whether some segment is at full rank and its batched decode not yet settled.
+  bool decoding() const;
 
   std::uint32_t next_needed() const { return next_write_; }
   // Every segment wanted is written: the stream is final and all of it is decoded.
@@ -138,6 +145,7 @@ class StreamReceiver {
   struct Slot {
     std::unique_ptr<SegmentDecoder> decoder;
     bool decoded = false;
+    bool decoding = false;  // full rank, its data still being decoded (a batched decoder)
     Rows kept;      // the innovative symbols of the current attempt
     Rows evidence;  // those of attempts that failed their SHA-256
     std::optional<std::uint32_t> only_from;  // after a failure: decode from this source alone
@@ -149,7 +157,8 @@ class StreamReceiver {
   // A relay's kept segments: counted when written, the oldest evicted beyond the budget.
   void keep_within_budget();
   static std::uint64_t footprint(const Slot& slot);
-  // The segment's decoder is complete: verified and written, or started over.
+  // The segment's decoder is complete: verified and written, or started over; or left decoding
+  // until its data comes (innovative).
   Result settle(Slot& slot, std::uint32_t segment, TimePoint now);
   // A completed segment failed its SHA-256: convict its only source; decode it again from one.
   void on_hash_failure(Slot& slot, std::uint32_t segment);

@@ -54,6 +54,16 @@ void table(const Json& r) {
               number(r["arrived_per_needed"], 4).c_str(), number(r["received_per_needed"], 4).c_str(),
               number(r["implied_per_needed"], 4).c_str(), 100 * r["arrived_vs_implied"].get<double>());
   std::printf("%-28s %s Mbit/s over %s s\n", "goodput", number(r["goodput_mbit_s"], 1).c_str(), number(r["wall_s"], 1).c_str());
+  const Json& d = r["decoder"];
+  if (d["ran"] == "gpu-batched")
+    std::printf("%-28s %s: %s batches, %s segments a batch, %s s on the GPU, latency %s ms mean, %s max\n", "decoder",
+                d["description"].get<std::string>().c_str(), number(d["batches"]).c_str(),
+                number(d["generations_per_batch"], 1).c_str(), number(d["gpu_decode_s"], 3).c_str(),
+                number(d["latency_ms"]["mean"], 2).c_str(), number(d["latency_ms"]["max"], 2).c_str());
+  else
+    std::printf("%-28s %s%s\n", "decoder", d["description"].get<std::string>().c_str(),
+                d.contains("why_cpu") ? (" (" + d["why_cpu"].get<std::string>() + ")").c_str() : "");
+  std::printf("%-28s %s CPU-s\n", "swarm cost", number(r["swarm_cpu_s"], 2).c_str());
   std::printf("%-28s %s CPU-s per GB sent, %s of a core per peer\n", "server cost", number(r["server_cpu_s_per_gb"], 2).c_str(),
               number(r["server_cpu_per_peer"], 6).c_str());
   std::printf("%-28s %s\n", "all complete and verified", r["ok"].get<bool>() ? "yes" : "NO");

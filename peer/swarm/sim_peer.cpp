@@ -2,6 +2,8 @@
 
 #include <sys/socket.h>
 
+#include <boost/asio/post.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -31,7 +33,10 @@ SimPeer::SimPeer(asio::io_context& io, std::uint32_t id, SimPeerOptions options,
                 [this](std::span<const std::uint8_t> d) {
                   if (!playback_) playback_.emplace(static_cast<double>(receiver_.params().bitrate), options_.startup);
                   playback_->segment_written(d.size(), Clock::now());
-                }),
+                },
+                // The batcher's call-back runs on its own thread: the settling is posted to this peer's.
+                options_.batcher ? options_.batcher->factory([this] { asio::post(io_, [this] { on_decoded(Clock::now()); }); })
+                                 : peer::make_cpu_decoder_factory()),
       delay_timer_(io), jitter_state_(options_.seed ^ 0xA5A5A5A5u) {
   if (options_.servers.empty()) throw std::invalid_argument("a simulated peer needs a server");
   delayed_path_ = options_.delay.count() > 0 || options_.jitter.count() > 0;
@@ -184,7 +189,16 @@ void SimPeer::run_delayed() {
 
 void SimPeer::poll(TimePoint now) {
   if (status_ != Status::running) return;
+  on_decoded(now);
+  if (status_ != Status::running) return;
   for (std::size_t i = 0; i < links_.size(); ++i) links_[i]->poll(now, senders_[i]);
+  after_input(now);
+}
+
+void SimPeer::on_decoded(TimePoint now) {
+  if (status_ != Status::running || receiver_.settle_decoded(now) == 0) return;
+  // As when a symbol completes a segment: the servers stop sending it now.
+  for (std::size_t i = 0; i < links_.size(); ++i) links_[i]->acknowledge(now, senders_[i]);
   after_input(now);
 }
 

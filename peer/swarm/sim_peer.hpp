@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "peer/decode_batcher.hpp"
 #include "peer/server_link.hpp"
 #include "peer/stream_receiver.hpp"
 #include "peer/swarm/playback.hpp"
@@ -43,6 +44,7 @@ struct SimPeerOptions {
   std::chrono::microseconds jitter{0};         // each datagram's delay is delay ± up to jitter
   std::uint64_t seed = 1;
   std::size_t socket_buffer = 512 << 10;
+  std::shared_ptr<peer::DecodeBatcher> batcher;  // decodes the peer's segments with others'; null: the CPU, alone
 };
 
 // Datagrams are read in batches into a buffer that the peers of one thread share.
@@ -66,6 +68,8 @@ class SimPeer {
   void start(TimePoint now);
   // Retransmissions, ACKs, silence detection, completion: the worker calls it every few milliseconds.
   void poll(TimePoint now);
+  // Segments decoded by the batcher are verified and written, and the servers hear of it at once.
+  void on_decoded(TimePoint now);
   // Churn: the peer goes away now, saying BYE (polite) or simply falling silent.
   void leave(bool polite, TimePoint now);
   // The run is over: a peer still running failed.

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "peer/decoder_factory.hpp"
 #include "peer/swarm/metrics_scrape.hpp"
 #include "peer/swarm/sim_peer.hpp"
 
@@ -160,6 +161,59 @@ void raise_descriptor_limit(std::size_t peers) {
                                 " file descriptors; the limit is " + std::to_string(r.rlim_cur) + " (ulimit -n)");
 }
 
+// How the swarm decodes, chosen before any peer starts.
+struct Decoding {
+  std::shared_ptr<peer::DecodeBatcher> batcher;  // null: every peer on the CPU, alone
+  std::string why_cpu;                           // auto chose the CPU: why
+};
+
+Decoding choose_decoding(const SwarmOptions& o) {
+  switch (o.decoder) {
+    case peer::DecoderChoice::cpu: return {};
+    case peer::DecoderChoice::gpu: return {peer::make_gpu_decode_batcher(o.batch), {}};
+    case peer::DecoderChoice::automatic: break;
+  }
+  if (o.peers < kAutoGpuPeers)
+    return {nullptr, "fewer than " + std::to_string(kAutoGpuPeers) + " peers"};
+  try {
+    return {peer::make_gpu_decode_batcher(o.batch), {}};
+  } catch (const std::exception& e) {
+    return {nullptr, e.what()};
+  }
+}
+
+nlohmann::json describe(const SwarmOptions& o, const Decoding& d) {
+  nlohmann::json j{{"requested", peer::to_string(o.decoder)}};
+  if (!d.batcher) {
+    j["ran"] = "cpu";
+    j["description"] = peer::make_cpu_decoder_factory()->description();
+    if (!d.why_cpu.empty()) j["why_cpu"] = d.why_cpu;
+    return j;
+  }
+  const peer::BatchStats s = d.batcher->stats();
+  j["ran"] = "gpu-batched";
+  j["description"] = d.batcher->description();
+  j["max_batch"] = o.batch.max_batch;
+  j["max_wait_ms"] = std::chrono::duration<double, std::milli>(o.batch.max_wait).count();
+  j["batches"] = s.batches;
+  j["generations"] = s.generations;
+  j["generations_per_batch"] = s.batches ? static_cast<double>(s.generations) / static_cast<double>(s.batches) : 0.0;
+  j["gpu_decode_s"] = s.decode_s;
+  j["latency_ms"] = {{"mean", s.generations ? 1e3 * s.latency_sum_s / static_cast<double>(s.generations) : 0.0},
+                     {"max", 1e3 * s.latency_max_s}};
+  j["failed_batches"] = s.failed_batches;
+  j["host_generations"] = s.host_generations;
+  if (!s.first_error.empty()) j["first_error"] = s.first_error;
+  return j;
+}
+
+double process_cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
 struct ServerCost {
   std::optional<std::map<std::string, double>> before, after;
 };
@@ -179,7 +233,7 @@ nlohmann::json distribution(std::vector<double> v) {
 }
 
 nlohmann::json aggregate(const SwarmOptions& o, std::vector<nlohmann::json> peers, double wall_s,
-                         const std::vector<ServerCost>& costs) {
+                         const std::vector<ServerCost>& costs, nlohmann::json decoder, double cpu_s) {
   std::sort(peers.begin(), peers.end(), [](const auto& a, const auto& b) { return a["id"] < b["id"]; });
   nlohmann::json j;
   j["event"] = "swarm";
@@ -193,6 +247,8 @@ nlohmann::json aggregate(const SwarmOptions& o, std::vector<nlohmann::json> peer
   j["threads"] = o.threads;
   j["server_mode"] = o.spread ? "spread" : "all";
   j["wall_s"] = wall_s;
+  j["decoder"] = std::move(decoder);
+  j["swarm_cpu_s"] = cpu_s;  // this process: the peers, their decoding, the batcher
   std::size_t complete = 0, failed = 0, left = 0, realtime = 0;
   std::uint64_t segments = 0, late = 0, stalls = 0, symbols = 0, arrived = 0, lost = 0, needed = 0, non_innovative = 0,
                 hash_failures = 0, bad = 0, rejoins = 0, datagrams_lost = 0;
@@ -317,6 +373,8 @@ nlohmann::json run_swarm(const SwarmOptions& o) {
   if (!(o.realtime_fraction >= 0 && o.realtime_fraction <= 1)) throw std::invalid_argument("the realtime fraction must be in [0, 1]");
   if (!(o.ramp_s >= 0) || !(o.churn_rate >= 0) || !(o.churn_duration_s >= 0) || !(o.timeout_s > 0) || !(o.startup_s >= 0))
     throw std::invalid_argument("times and rates must not be negative (and the timeout positive)");
+  // Before any peer starts: --decoder gpu without a device fails here.
+  const Decoding decoding = choose_decoding(o);
   const std::size_t expected_churn = static_cast<std::size_t>(std::ceil(o.churn_rate * o.churn_duration_s * 2 + 16));
   raise_descriptor_limit(o.peers + (o.churn_rate > 0 ? expected_churn : 0));
 
@@ -336,6 +394,7 @@ nlohmann::json run_swarm(const SwarmOptions& o) {
     po.delay = o.delay;
     po.jitter = o.jitter;
     po.seed = o.seed * 1000003u + id;
+    po.batcher = decoding.batcher;
     SimPeer::Drop drop;
     if (o.loss.kind != LossSpec::Kind::none) {
       if (shared) {
@@ -360,6 +419,7 @@ nlohmann::json run_swarm(const SwarmOptions& o) {
   std::vector<std::size_t> posted(threads, 0);
 
   const auto start = Clock::now();
+  const double cpu_start = process_cpu_seconds();
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_s));
   const auto churn_end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.churn_duration_s));
   std::exponential_distribution<double> churn_gap(o.churn_rate > 0 ? o.churn_rate : 1.0);
@@ -419,8 +479,9 @@ nlohmann::json run_swarm(const SwarmOptions& o) {
   for (auto& f : futures)
     for (auto& r : f.get()) reports.push_back(std::move(r));
   for (auto& w : workers) w->join();
+  const double cpu = process_cpu_seconds() - cpu_start;
   for (std::size_t i = 0; i < o.metrics.size(); ++i) costs[i].after = scrape_metrics(o.metrics[i]);
-  return aggregate(o, std::move(reports), wall, costs);
+  return aggregate(o, std::move(reports), wall, costs, describe(o, decoding), cpu);
 }
 
 }  // namespace ncast::swarm

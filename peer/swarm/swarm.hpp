@@ -4,6 +4,7 @@
 // replaced by a newcomer), reports progress, and at the end gathers every peer's report into one
 // aggregate: completion, time to first segment, late segments at the playback rate, symbols per
 // source symbol against what the loss model implies, and what it cost the servers (their /metrics).
+// The peers decode each on the CPU, or together: batched on the GPU (peer/decode_batcher.hpp).
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "peer/decode_batcher.hpp"
+#include "peer/segment_decoder.hpp"
 #include "peer/swarm/loss_model.hpp"
 #include "server/protocol/address.hpp"
 
@@ -45,6 +48,11 @@ struct SwarmOptions {
   std::uint16_t max_datagram = 1200;
   double startup_s = 1.0;          // the model player's buffer
   std::uint64_t seed = 1;
+  // cpu: each peer decodes alone on the CPU; gpu: the peers' full generations are decoded together,
+  // batched on the GPU (std::runtime_error before any peer starts when there is none); automatic:
+  // gpu when a device is usable and the swarm has at least kAutoGpuPeers peers, else cpu.
+  peer::DecoderChoice decoder = peer::DecoderChoice::automatic;
+  peer::BatchOptions batch;
   bool per_peer = true;            // include every peer's report
   double progress_interval_s = 1.0;
   std::function<void(const SwarmProgress&)> on_progress;
@@ -54,5 +62,9 @@ struct SwarmOptions {
 // every peer that did not leave completed with every segment verified. Throws std::invalid_argument
 // for unusable options.
 nlohmann::json run_swarm(const SwarmOptions& options);
+
+// Below this many peers the CPU decodes a swarm with a small part of a core (a 768 kbit/s peer
+// costs about 0.1 % of one), and batches would be too thin to be worth the GPU's thread and copies.
+inline constexpr std::size_t kAutoGpuPeers = 256;
 
 }  // namespace ncast::swarm

@@ -27,11 +27,17 @@ ParsedSwarmOptions parse_swarm_options(int argc, const char* const* argv) {
   SwarmOptions& o = out.options;
   std::vector<std::string> servers, metrics;
   std::string loss = "none", scope = "peer", churn_mode = "bye", progress = "auto", server_mode = "all";
-  double delay_ms = 0, jitter_ms = 0, loss_slot_ms = 10;
+  std::string decoder = "auto";
+  double delay_ms = 0, jitter_ms = 0, loss_slot_ms = 10, batch_wait_ms = 2;
+  std::size_t batch = 512;
   unsigned window = 4, max_datagram = 1200;
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   unsigned threads = cores > 1 ? cores - 1 : 1;
 
+  const std::string decoder_help =
+      "cpu: each peer decodes on the CPU; gpu: the peers' segments are decoded together, batched on the GPU "
+      "(fails without a CUDA device); auto: gpu when a device is usable and there are at least " +
+      std::to_string(kAutoGpuPeers) + " peers";
   po::options_description opts("Options");
   opts.add_options()
       ("server,s", po::value(&servers)->composing(), "HOST:PORT of a server of the stream (repeatable; see --server-mode)")
@@ -55,6 +61,9 @@ ParsedSwarmOptions parse_swarm_options(int argc, const char* const* argv) {
       ("max-datagram", po::value(&max_datagram)->default_value(1200), "largest datagram accepted (1200..65507)")
       ("startup", po::value(&o.startup_s)->default_value(1.0), "seconds of buffer before the model player starts (late segments are counted from there)")
       ("seed", po::value(&o.seed)->default_value(1), "seed of the loss processes, jitter and churn")
+      ("decoder", po::value(&decoder)->default_value("auto"), decoder_help.c_str())
+      ("decode-batch", po::value(&batch)->default_value(512), "--decoder gpu: segments decoded per GPU launch, at most (1..65536)")
+      ("decode-wait", po::value(&batch_wait_ms)->default_value(2.0), "--decoder gpu: ms a decoded-to-be segment waits for others to share its launch (0..1000)")
       ("json", po::bool_switch(&out.json), "print the report, with every peer, as JSON on standard output instead of a table")
       ("report", po::value(&out.report_path), "also write the JSON report to this file")
       ("progress", po::value(&progress)->default_value("auto"), "live summary on standard error: auto (on a terminal), on, off")
@@ -109,6 +118,13 @@ ParsedSwarmOptions parse_swarm_options(int argc, const char* const* argv) {
   o.window = static_cast<std::uint16_t>(window);
   if (max_datagram < 1200 || max_datagram > 65507) throw std::invalid_argument("--max-datagram must be 1200..65507");
   o.max_datagram = static_cast<std::uint16_t>(max_datagram);
+  const auto choice = peer::parse_decoder_choice(decoder);
+  if (!choice) throw std::invalid_argument("--decoder must be cpu, gpu or auto, not '" + decoder + "'");
+  o.decoder = *choice;
+  if (batch < 1 || batch > 65536) throw std::invalid_argument("--decode-batch must be 1..65536");
+  o.batch.max_batch = batch;
+  if (!(batch_wait_ms >= 0 && batch_wait_ms <= 1000)) throw std::invalid_argument("--decode-wait must be in 0..1000 ms");
+  o.batch.max_wait = std::chrono::microseconds(static_cast<long long>(batch_wait_ms * 1000));
   if (progress == "auto") out.progress = ::isatty(STDERR_FILENO) == 1;
   else if (progress == "on") out.progress = true;
   else if (progress == "off") out.progress = false;

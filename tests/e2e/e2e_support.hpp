@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -129,6 +130,22 @@ class Process {
   bool exited_ = false;
   int code_ = -1;
   std::filesystem::path out_, err_;
+};
+
+// Hides every CUDA device from the processes started while it lives.
+class NoCudaDevice {
+ public:
+  NoCudaDevice() {
+    if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) saved_ = v;
+    ::setenv("CUDA_VISIBLE_DEVICES", "", 1);
+  }
+  ~NoCudaDevice() {
+    if (saved_) ::setenv("CUDA_VISIBLE_DEVICES", saved_->c_str(), 1);
+    else ::unsetenv("CUDA_VISIBLE_DEVICES");
+  }
+
+ private:
+  std::optional<std::string> saved_;
 };
 
 inline std::vector<std::uint8_t> random_bytes(std::size_t n, std::uint64_t seed) {

@@ -13,22 +13,6 @@ namespace {
 
 std::string addr(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
 
-// Hides every CUDA device from the processes started while it lives.
-class NoCudaDevice {
- public:
-  NoCudaDevice() {
-    if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) saved_ = v;
-    ::setenv("CUDA_VISIBLE_DEVICES", "", 1);
-  }
-  ~NoCudaDevice() {
-    if (saved_) ::setenv("CUDA_VISIBLE_DEVICES", saved_->c_str(), 1);
-    else ::unsetenv("CUDA_VISIBLE_DEVICES");
-  }
-
- private:
-  std::optional<std::string> saved_;
-};
-
 TEST(PeerDecoder, GpuWithoutADeviceFailsClearlyAndAutoUsesTheCpu) {
   TempDir dir;
   const auto media = random_bytes(200'000, 31);

@@ -183,6 +183,39 @@ TEST_F(SwarmTest, BadUsageIsRefused) {
   }
 }
 
+// --decoder gpu with no device (none built, or none visible) fails before any peer starts; auto then
+// decodes on the CPU and says why; an unknown decoder is bad usage.
+TEST_F(SwarmTest, DecoderGpuWithoutADeviceFailsBeforeAnyPeerStarts) {
+  {
+    NoCudaDevice hidden;
+    Process p({NCAST_SWARM_BIN, "-s", "127.0.0.1:" + std::to_string(server_.port), "--stream", "media", "-n", "4",
+               "--json", "--decoder", "gpu"},
+              dir_ / "gpu.stdout", dir_ / "gpu.stderr");
+    ASSERT_EQ(p.wait(20s), 1) << p.err();
+    // "this program was built without CUDA" or "no usable CUDA device: …"
+    EXPECT_NE(p.err().find("ncast-swarm: --decoder gpu: "), std::string::npos) << p.err();
+    EXPECT_NE(p.err().find("CUDA"), std::string::npos) << p.err();
+    EXPECT_EQ(p.out(), "");
+    EXPECT_EQ(scrape(server_.metrics).at("ncast_sessions_created_total"), 0.0) << "no peer may have started";
+
+    const auto s = run("auto", {"-n", "4", "--decoder", "auto"});
+    ASSERT_EQ(s.code, 0) << s.report.dump();
+    const Json& d = s.report["decoder"];
+    EXPECT_EQ(d["requested"], "auto");
+    EXPECT_EQ(d["ran"], "cpu");
+    EXPECT_EQ(d["description"].get<std::string>().rfind("cpu ", 0), 0u) << d.dump();
+    EXPECT_TRUE(d["why_cpu"].is_string()) << d.dump();
+    EXPECT_GT(s.report["swarm_cpu_s"].get<double>(), 0.0);
+    check_consistent(s.report);
+  }
+  for (const std::string arg : {"--decoder=fpga", "--decode-batch=0", "--decode-wait=2000"}) {
+    Process p({NCAST_SWARM_BIN, "-s", "127.0.0.1:" + std::to_string(server_.port), "--stream", "media", arg},
+              dir_ / "bad.stdout", dir_ / "bad.stderr");
+    EXPECT_EQ(p.wait(10s), 2) << arg;
+    EXPECT_NE(p.err().find("ncast-swarm: " + arg.substr(0, arg.find('='))), std::string::npos) << p.err();
+  }
+}
+
 // ncast-bench serve, briefly: two trials (3 and 6 peers), each record consistent with itself and with
 // the plot data, the summary naming the largest passing count.
 TEST(ServeBench, SmallSearchRecordsAndPlots) {
