@@ -3,9 +3,10 @@
 // extended, bit-flipped, swapped, duplicated, replaced by a directory or a symbolic link, and
 // manifest entries pointed at each other's files, at the manifest, at the original file, or given
 // other digests, matrix or sizes; then runs decode, verify or repair in-process.
-//   Always: a failure leaves no output and no temporary file; a decode that succeeds wrote exactly
-//   the file's bytes; the manifest and the original are never changed; a shard that was intact is
-//   never damaged.
+//   Always: a failure leaves no output and no temporary file; a decode that succeeds wrote a file
+//   of the size and SHA-256 the manifest gives (exactly the original's bytes when the manifest is the
+//   one encode wrote); the manifest and the original are never changed; a shard intact by the
+//   manifest is never changed.
 //   With the manifest as written: decode and repair succeed exactly when K shards are intact, verify
 //   says how many are; a repair makes every shard intact again (and refuses, changing nothing, when a
 //   directory stands where a shard belongs).
@@ -26,6 +27,7 @@
 #include "tests/fuzz/fuzz_target.hpp"
 #include "tools/ncast-rs/cli.hpp"
 #include "tools/ncast-rs/manifest.hpp"
+#include "tools/ncast-rs/sha256.hpp"
 
 namespace {
 
@@ -50,6 +52,12 @@ void write_file(const fs::path& p, std::span<const std::uint8_t> b) {
   const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   FUZZ_CHECK(fd >= 0 && ::write(fd, b.data(), b.size()) == static_cast<ssize_t>(b.size()));
   ::close(fd);
+}
+
+std::string sha256_hex(const Bytes& b) {
+  Sha256 h;
+  h.update(b.data(), b.size());
+  return h.hex();
 }
 
 // Runs a subcommand as main() does: the exit code, exceptions included. Its messages are not what
@@ -233,22 +241,24 @@ NCAST_FUZZ_TARGET(rs_shards) {
     write_file(manifest_path, Bytes(json.begin(), json.end()));
   }
 
-  // Intact: the file the manifest names for shard i is regular and holds shard i's bytes, and the name
-  // is not a symbolic link to the file another shard's name reaches (replacing that file would change
-  // what the link shows). A damaged shard that is a directory blocks a repair (which must not replace
-  // a directory).
-  std::vector<bool> intact(n);
+  // Intact, as the manifest the tool reads tells it: the file that manifest names for shard i is
+  // regular with the shard size and SHA-256 it gives, and the name is not a symbolic link to the file
+  // another shard's name reaches (replacing that file would change what the link shows). With the
+  // manifest as encode wrote it, these are exactly the shards that hold their own bytes. A damaged
+  // shard that is a directory blocks a repair (which must not replace a directory).
+  std::vector<std::optional<Bytes>> intact(n);  // the bytes of each intact shard
   std::size_t intact_count = 0;
   bool blocked = false;
   for (std::size_t i = 0; i < n; ++i) {
-    const fs::path p = s / manifest.shards[i].file;
-    const auto bytes = read_regular(p);
-    intact[i] = bytes && *bytes == shards[i];
+    const fs::path p = s / edited.shards[i].file;
+    auto bytes = read_regular(p);
+    bool ok = bytes && bytes->size() == edited.shard_size && sha256_hex(*bytes) == edited.shards[i].sha256;
     std::error_code ec;
-    for (std::size_t j = 0; intact[i] && fs::is_symlink(fs::symlink_status(p)) && j < n; ++j)
-      intact[i] = j == i || !fs::equivalent(p, s / manifest.shards[j].file, ec);
-    intact_count += intact[i];
-    blocked |= !intact[i] && fs::is_directory(fs::symlink_status(p));
+    for (std::size_t j = 0; ok && fs::is_symlink(fs::symlink_status(p)) && j < n; ++j)
+      ok = j == i || !fs::equivalent(p, s / edited.shards[j].file, ec);
+    if (ok) intact[i] = std::move(bytes);
+    intact_count += ok;
+    blocked |= !ok && fs::is_directory(fs::symlink_status(p));
   }
   const auto before = snapshot(s);
 
@@ -258,7 +268,9 @@ NCAST_FUZZ_TARGET(rs_shards) {
   if (command == 0) {
     code = run(run_decode, {"decode", manifest_path.string(), "-o", out.string(), "-q", "--backend", "cpu"});
     if (code == kExitOk) {
-      FUZZ_CHECK(read_regular(out) == original);
+      const auto written = read_regular(out);
+      FUZZ_CHECK(written && written->size() == edited.file_size && sha256_hex(*written) == edited.file_sha256);
+      if (honest) FUZZ_CHECK(*written == original);
     } else {
       FUZZ_CHECK(!fs::exists(fs::symlink_status(out)));
     }
@@ -282,6 +294,6 @@ NCAST_FUZZ_TARGET(rs_shards) {
   FUZZ_CHECK(read_regular(s / "f") == original);
   FUZZ_CHECK(read_regular(manifest_path) == before.at("f.manifest.json"));
   for (std::size_t i = 0; i < n; ++i)
-    if (intact[i]) FUZZ_CHECK(read_regular(s / manifest.shards[i].file) == shards[i]);
+    if (intact[i]) FUZZ_CHECK(read_regular(s / edited.shards[i].file) == intact[i]);
   return 0;
 }
