@@ -96,14 +96,22 @@ std::vector<ShardReport> check_shards(const Manifest& manifest, const fs::path& 
     }
     ++finished;
   };
-  const std::size_t threads = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), todo.size());
-  std::vector<std::thread> pool;
-  for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(worker);
-  while (show_progress && finished < threads) {  // without a bar to redraw, just wait for the workers
-    progress.update(hashed);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // A thread pays for itself only with megabytes to hash: a small set is hashed right here.
+  constexpr std::uint64_t bytes_per_thread = 4 << 20;
+  const std::size_t threads = std::min<std::size_t>(
+      {std::max(1u, std::thread::hardware_concurrency()), todo.size(),
+       static_cast<std::size_t>(std::max<std::uint64_t>(1, manifest.shard_size * todo.size() / bytes_per_thread))});
+  if (threads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(worker);
+    while (show_progress && finished < threads) {  // without a bar to redraw, just wait for the workers
+      progress.update(hashed);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    for (auto& th : pool) th.join();
   }
-  for (auto& th : pool) th.join();
   progress.finish();
   if (error) std::rethrow_exception(error);
   if (bytes_hashed) *bytes_hashed += hashed;
