@@ -45,7 +45,7 @@ class NcastRsBadInput : public NcastRsCli {
 };
 
 TEST_F(NcastRsBadInput, SwappedDuplicatedExtendedAndLinkedShardsAreFoundAndRepaired) {
-  const Bytes file = encode("f", 300001, 6, 5, 1);
+  const Bytes file = encode("f", 9000001, 6, 5, 1);  // large enough to be hashed by several threads
   fs::rename(shard("f", 0), path("tmp"));  // 0 and 7 swapped
   fs::rename(shard("f", 7), shard("f", 0));
   fs::rename(path("tmp"), shard("f", 7));
