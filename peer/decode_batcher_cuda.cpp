@@ -1,7 +1,8 @@
 // make_gpu_decode_batcher() of CUDA builds: each batch goes to gpu::BatchDecoder. It is packed into
 // one page-locked staging buffer (the coefficient matrices, then the payloads, rows padded to 16
 // octets as the kernels want them), goes to the device in one copy, is decoded by one call (every
-// inversion in one launch, every product in one more) and comes back in one copy.
+// inversion in one launch, every product in one more) and comes back in one copy; the batcher's thread
+// blocks meanwhile rather than spinning.
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -23,6 +24,13 @@ class GpuBatchBackend final : public BatchDecodeBackend {
  public:
   explicit GpuBatchBackend(const gpu::DeviceInfo& device) : device_(device.index), name_(gpu::describe(device)) {
     gpu::DeviceGuard guard(device_);
+    // The batcher's thread waits for every batch. With one context CUDA would spin for it, a core
+    // taken from the peers for as long as the GPU decodes; blocked, it costs nothing meanwhile. (The
+    // flag is the device's, for this whole process: in ncast-swarm the batcher is its only CUDA user.)
+    unsigned flags = 0;
+    gpu::check(cudaGetDeviceFlags(&flags), "reading the device's flags");
+    gpu::check(cudaSetDeviceFlags((flags & ~cudaDeviceScheduleMask) | cudaDeviceScheduleBlockingSync),
+               "letting the decode batches block");
     stream_ = std::make_unique<gpu::Stream>();
     decoder_ = std::make_unique<gpu::BatchDecoder>();
   }
