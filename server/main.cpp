@@ -17,7 +17,8 @@
 #include "server/media_stream.hpp"
 #include "server/metrics_http.hpp"
 #include "server/options.hpp"
-#include "server/server.hpp"
+#include "server/locked_chunk_coder.hpp"
+#include "server/server_pool.hpp"
 
 namespace {
 
@@ -41,7 +42,7 @@ class App {
  public:
   explicit App(const ServerOptions& o)
       : options_(o), engine_(make_engine(o.backend)), coder_(make_chunk_coder(*engine_, o.device_memory_mb << 20, o.device_resident)),
-        cache_(*coder_, o.coded_cache_mb << 20),
+        shared_coder_(*coder_), ingest_cache_(shared_coder_, o.coded_cache_mb << 20),
         identity_(o.identity.empty() ? proto::Ed25519Identity::generate()
                                      : proto::Ed25519Identity::load_or_create(o.identity)),
         server_id_(o.server_id.value_or(random_server_id())), stats_timer_(io_), signals_(io_, SIGINT, SIGTERM) {
@@ -58,28 +59,40 @@ class App {
       if (name.empty() || name.size() > 255) throw std::invalid_argument("stream name '" + name + "' must be 1..255 octets");
       for (const auto& s : streams_)
         if (s->info().name == name) throw std::invalid_argument("two streams are named '" + name + "'");
-      streams_.push_back(std::make_unique<MediaStream>(info, cache_, density));
+      streams_.push_back(std::make_unique<MediaStream>(info, ingest_cache_, density));
       return streams_.back().get();
     };
     for (const auto& f : o.files) ingest_file(f, *make_stream(std::filesystem::path(f).filename().string(), false));
     for (const auto& d : o.dirs)
       for (const auto& f : media_files(d)) ingest_file(f, *make_stream(f.filename().string(), false));
-    server_ = std::make_unique<Server>(io_, o.config, identity_);
-    for (const auto& l : o.live) {
-      MediaStream* s = make_stream(l.name, true);
+    std::vector<MediaStream*> live;
+    for (const auto& l : o.live) live.push_back(make_stream(l.name, true));
+    std::vector<MediaStream*> all;
+    for (const auto& s : streams_) all.push_back(s.get());
+    pool_ = std::make_unique<ServerPool>(o.config, identity_, o.threads, shared_coder_, o.coded_cache_mb << 20, all,
+                                         [this](const std::string& error) {
+                                           asio::post(io_, [this, error] {
+                                             std::cerr << "ncast-server: " << error << "\n";
+                                             failed_ = true;
+                                             stop();
+                                           });
+                                         });
+    for (std::size_t i = 0; i < o.live.size(); ++i) {
+      MediaStream* s = live[i];
       LiveIngest::Options lo;
       lo.flush_after = std::chrono::milliseconds(o.live_flush_ms);
       lo.end_after = std::chrono::seconds(o.live_end_after_s);
-      live_.push_back(std::make_unique<LiveIngest>(io_, l.path, *s, lo, [this, s] { server_->stream_changed(*s); }));
+      live_.push_back(std::make_unique<LiveIngest>(io_, o.live[i].path, *s, lo, [this, s] { pool_->stream_changed(*s); }));
     }
-    for (const auto& s : streams_) server_->add_stream(*s);
     if (o.metrics)
-      http_ = std::make_unique<MetricsHttp>(io_, proto::Address::parse(*o.metrics),
-                                            [this] { return render_prometheus(server_->metrics(), gauges()); });
+      http_ = std::make_unique<MetricsHttp>(io_, proto::Address::parse(*o.metrics), [this] {
+        const ServerGauges g = gauges();
+        return render_prometheus(last_totals_.metrics, g);
+      });
   }
 
   int run() {
-    server_->start();
+    pool_->start();
     for (auto& l : live_) l->start();
     signals_.async_wait([this](const boost::system::error_code& ec, int) {
       if (!ec) stop();
@@ -87,20 +100,24 @@ class App {
     announce();
     if (options_.stats_interval_s > 0) stats();
     io_.run();
+    pool_->stop();
     print_line(stats_line("stopped"));
-    return 0;
+    return failed_ ? 1 : 0;
   }
 
  private:
-  ServerGauges gauges() const {
+  // Also refreshes last_totals_: the threads' counters as of now.
+  ServerGauges gauges() {
+    last_totals_ = pool_->totals();
+    const ServerPool::Totals& t = last_totals_;
     ServerGauges g;
-    g.sessions = server_->session_count();
+    g.sessions = t.sessions;
     g.streams = streams_.size();
     for (const auto& s : streams_) {
       g.stream_bytes += s->bytes();
       g.segments += s->segment_count();
     }
-    const auto& c = cache_.stats();
+    const auto& c = t.cache;
     g.engine_symbols = c.symbols_coded;
     g.engine_calls = c.engine_calls;
     g.engine_seconds = c.engine_seconds;
@@ -108,7 +125,7 @@ class App {
     g.cache_misses = c.misses;
     g.cache_evictions = c.evictions;
     g.cache_bytes = c.bytes;
-    const auto& sc = server_->socket_counters();
+    const auto& sc = t.socket;
     g.sendmmsg_calls = sc.sendmmsg_calls;
     g.gso_sends = sc.gso_sends;
     g.would_block = sc.would_block;
@@ -116,7 +133,7 @@ class App {
     g.packets_out = sc.packets_out;
     g.bytes_out = sc.bytes_out;
     g.engine = coder_->description();
-    g.uptime_s = std::chrono::duration<double>(Clock::now() - server_->started()).count();
+    g.uptime_s = std::chrono::duration<double>(Clock::now() - started_).count();
     rusage usage{};
     ::getrusage(RUSAGE_SELF, &usage);
     g.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
@@ -126,7 +143,7 @@ class App {
 
   std::string stats_line(const char* event) {
     const ServerGauges g = gauges();
-    auto j = nlohmann::json::parse(render_stats_line(server_->metrics(), g, last_gauges_,
+    auto j = nlohmann::json::parse(render_stats_line(last_totals_.metrics, g, last_gauges_,
                                                      g.uptime_s - last_gauges_.uptime_s));
     j["event"] = event;
     last_gauges_ = g;
@@ -136,13 +153,14 @@ class App {
   void announce() {
     nlohmann::json j;
     j["event"] = "listening";
-    j["address"] = server_->local().to_string();
-    j["port"] = server_->local().port;
+    j["address"] = pool_->local().to_string();
+    j["port"] = pool_->local().port;
     j["metrics"] = http_ ? nlohmann::json(http_->local().to_string()) : nlohmann::json(nullptr);
     j["server_id"] = server_id_;
     j["identity"] = proto::to_hex(identity_.public_key());
     j["engine"] = coder_->description();
-    j["gso"] = server_->gso();
+    j["gso"] = pool_->gso();
+    j["threads"] = pool_->threads();
     j["n"] = options_.n;
     j["symbol_size"] = options_.symbol_size;
     auto streams = nlohmann::json::array();
@@ -167,23 +185,32 @@ class App {
     stats_timer_.cancel();
     for (auto& l : live_) l->stop();
     if (http_) http_->close();
-    server_->shutdown([this] { io_.stop(); });
+    signals_.cancel();
+    // The threads say BYE to their sessions and end; then this one ends.
+    pool_->stop();
+    io_.stop();
   }
 
   ServerOptions options_;
   asio::io_context io_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<ChunkCoder> coder_;
-  CodedCache cache_;
+  // Calls from the ingest thread (new segments) and the server threads (cache misses) take turns.
+  LockedChunkCoder shared_coder_;
+  // Only the coder and its host memory serve the streams here: each server thread has its own cache.
+  CodedCache ingest_cache_;
   proto::Ed25519Identity identity_;
   std::uint32_t server_id_;
   std::vector<std::unique_ptr<MediaStream>> streams_;
   std::vector<std::unique_ptr<LiveIngest>> live_;
-  std::unique_ptr<Server> server_;
+  std::unique_ptr<ServerPool> pool_;
   std::unique_ptr<MetricsHttp> http_;
   asio::steady_timer stats_timer_;
   asio::signal_set signals_;
   ServerGauges last_gauges_;
+  ServerPool::Totals last_totals_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  bool failed_ = false;
 };
 
 }  // namespace

@@ -61,21 +61,32 @@ GenerationRef MediaStream::generation(std::uint32_t segment) const {
           rlnc::SeedContext{seed_, segment}, epoch_, density_};
 }
 
-bool MediaStream::write_systematic(std::uint32_t segment, std::uint32_t i, proto::Writer& w) {
-  if (segment >= segments_.size() || i >= segments_[segment].n_s) return false;
-  const Segment& s = segments_[segment];
+bool write_systematic_symbol(const SegmentRef& s, std::uint32_t i, proto::Writer& w) {
+  const GenerationRef& g = s.generation;
+  if (i >= g.n_s) return false;
+  const auto segment = static_cast<std::uint32_t>(g.seeds.segment);
   proto::write_coded_header(w, {segment, proto::WireKind::systematic, proto::kDenseWire, i});
-  w.bytes({s.block.data() + std::size_t{i} * info_.symbol_size, info_.symbol_size});
+  w.bytes({g.block + std::size_t{i} * g.symbol_size, g.symbol_size});
   return w.ok();
 }
 
-bool MediaStream::write_coded(std::uint32_t segment, std::uint32_t j, proto::Writer& w) {
-  if (segment >= segments_.size() || j >= 65536) return false;
-  const std::uint8_t* payload = cache_.get(generation(segment), j);
-  proto::write_coded_header(w, {segment, proto::WireKind::seeded,
-                                static_cast<std::uint16_t>(density_.threshold() - 1), (epoch_ << 16) | j});
-  w.bytes({payload, info_.symbol_size});
+bool write_coded_symbol(CodedCache& cache, const SegmentRef& s, std::uint32_t j, proto::Writer& w) {
+  const GenerationRef& g = s.generation;
+  if (j >= 65536) return false;
+  const std::uint8_t* payload = cache.get(g, j);
+  const auto segment = static_cast<std::uint32_t>(g.seeds.segment);
+  proto::write_coded_header(w, {segment, proto::WireKind::seeded, static_cast<std::uint16_t>(g.density.threshold() - 1),
+                                (g.epoch << 16) | j});
+  w.bytes({payload, g.symbol_size});
   return w.ok();
+}
+
+bool MediaStream::write_systematic(std::uint32_t segment, std::uint32_t i, proto::Writer& w) {
+  return segment < segments_.size() && write_systematic_symbol(this->segment(segment), i, w);
+}
+
+bool MediaStream::write_coded(std::uint32_t segment, std::uint32_t j, proto::Writer& w) {
+  return segment < segments_.size() && write_coded_symbol(cache_, this->segment(segment), j, w);
 }
 
 }  // namespace ncast::server

@@ -15,6 +15,17 @@
 
 namespace ncast::server {
 
+// What a sender needs of one segment, by value: its block stays where the stream put it (segments
+// never change once appended), so a copy serves another thread (StreamReplica) without locks.
+struct SegmentRef {
+  GenerationRef generation;
+  proto::SegmentDescriptor descriptor;
+};
+
+// The CODED bodies of a segment's symbols: source symbol i, and seeded coded symbol j from cache.
+bool write_systematic_symbol(const SegmentRef& s, std::uint32_t i, proto::Writer& w);
+bool write_coded_symbol(CodedCache& cache, const SegmentRef& s, std::uint32_t j, proto::Writer& w);
+
 class MediaStream final : public SymbolSource {
  public:
   // info.n and info.symbol_size fix the segment size n·L; density is that of coded symbols.
@@ -33,6 +44,8 @@ class MediaStream final : public SymbolSource {
   bool write_systematic(std::uint32_t segment, std::uint32_t i, proto::Writer& w) override;
   bool write_coded(std::uint32_t segment, std::uint32_t j, proto::Writer& w) override;
 
+  SegmentRef segment(std::uint32_t i) const { return {generation(i), segments_.at(i).descriptor}; }
+  CodedCache& cache() const { return cache_; }
   std::uint64_t bytes() const { return bytes_; }
   std::uint32_t epoch() const { return epoch_; }
   std::size_t segment_bytes() const { return std::size_t{info_.n} * info_.symbol_size; }

@@ -16,6 +16,33 @@ void ServerMetrics::segment_completed(std::size_t sent, std::size_t n_s) {
     if (ratio <= kOverheadBuckets[i] + 1e-9) ++overhead_buckets[i];
 }
 
+ServerMetrics& ServerMetrics::operator+=(const ServerMetrics& o) {
+  rx_packets += o.rx_packets;
+  rx_bytes += o.rx_bytes;
+  drops += o.drops;
+  hellos += o.hellos;
+  hello_bytes += o.hello_bytes;
+  retries += o.retries;
+  retry_bytes += o.retry_bytes;
+  rejects += o.rejects;
+  reject_bytes += o.reject_bytes;
+  joins += o.joins;
+  manifests += o.manifests;
+  sessions_created += o.sessions_created;
+  for (std::size_t i = 0; i < kCloseReasons; ++i) sessions_closed[i] += o.sessions_closed[i];
+  coded_packets += o.coded_packets;
+  systematic_packets += o.systematic_packets;
+  segments_packets += o.segments_packets;
+  bye_packets += o.bye_packets;
+  tx_bytes += o.tx_bytes;
+  segments_completed += o.segments_completed;
+  completed_symbols_sent += o.completed_symbols_sent;
+  completed_source_symbols += o.completed_source_symbols;
+  for (std::size_t i = 0; i < kOverheadBuckets.size(); ++i) overhead_buckets[i] += o.overhead_buckets[i];
+  overhead_sum += o.overhead_sum;
+  return *this;
+}
+
 namespace {
 
 void counter(std::ostringstream& o, const char* name, const char* help, double value, const char* labels = "") {

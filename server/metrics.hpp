@@ -34,6 +34,8 @@ struct ServerMetrics {
   double overhead_sum = 0;
 
   void segment_completed(std::size_t sent, std::size_t n_s);
+  // Adds another server's counters (the threads of one ncast-server).
+  ServerMetrics& operator+=(const ServerMetrics& other);
 };
 
 // Everything else a render shows: gauges and counters owned by other parts.

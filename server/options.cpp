@@ -2,9 +2,11 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <stdexcept>
 
 namespace ncast::server {
@@ -80,6 +82,7 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
       ("max-datagram", po::value(&max_datagram)->default_value(1200), "largest datagram sent (1200..65507); larger symbols need more")
       ("server-id", po::value(&server_id), "this server's id in the coefficient seed space (default: random); distinct per server of a stream")
       ("identity", po::value(&o.identity), "Ed25519 identity key (PEM); created if missing (default: a new key each run)")
+      ("threads", po::value(&o.threads)->default_value(1), "server threads, each with its own socket on the port (SO_REUSEPORT) and its own sessions; 0: one per core")
       ("max-sessions", po::value(&o.config.max_sessions)->default_value(10000), "sessions at most")
       ("idle-timeout", po::value(&idle_timeout)->default_value(10.0), "seconds of silence after which a session is freed")
       ("token-lifetime", po::value(&o.config.token_lifetime_s)->default_value(30), "seconds a retry token stays valid")
@@ -158,6 +161,8 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
   if (o.config.max_sessions == 0) throw std::invalid_argument("--max-sessions must be at least 1");
   if (!(o.config.retry_rate > 0) || !(o.config.join_rate > 0)) throw std::invalid_argument("--retry-rate and --join-rate must be positive");
   if (o.config.token_lifetime_s == 0) throw std::invalid_argument("--token-lifetime must be at least 1");
+  if (o.threads == 0) o.threads = std::max(1u, std::thread::hardware_concurrency());
+  in_range("threads", o.threads, 1u, 1024u);
   if (o.stats_interval_s < 0) throw std::invalid_argument("--stats-interval must not be negative");
 
   o.bitrate = static_cast<std::uint64_t>(parse_rate(bitrate));

@@ -33,6 +33,7 @@ struct ServerOptions {
   std::uint64_t bitrate = 0;
   std::optional<std::string> metrics;
   double stats_interval_s = 1.0;
+  unsigned threads = 1;  // server threads on the port (SO_REUSEPORT), each with its own sessions
   ServerConfig config;
 };
 

@@ -24,11 +24,17 @@ std::size_t Server::JoinKeyHash::operator()(const JoinKey& k) const {
 }
 
 Server::Server(asio::io_context& io, const ServerConfig& config, const proto::Ed25519Identity& identity)
-    : io_(io), config_(config), identity_(identity), socket_(io, config.listen, config.socket_buffer, config.max_datagram),
-      minter_(config.token_lifetime_s), retry_bucket_(config.retry_rate, std::max(1.0, config.retry_rate / 10)),
+    : io_(io), config_(config), identity_(identity),
+      socket_(io, config.listen, config.socket_buffer, config.max_datagram, config.reuse_port),
+      minter_(config.token_key ? proto::TokenMinter(*config.token_key, config.token_lifetime_s)
+                               : proto::TokenMinter(config.token_lifetime_s)),
+      retry_bucket_(config.retry_rate, std::max(1.0, config.retry_rate / 10)),
       join_bucket_(config.join_rate, std::max(1.0, config.join_rate / 10)),
       rate_bucket_(config.max_rate, std::max(config.max_rate * 0.002, 64.0 * config.max_datagram)), timer_(io),
-      housekeeping_timer_(io), started_(Clock::now()) {}
+      housekeeping_timer_(io), started_(Clock::now()) {
+  if (!config_.open_sessions) config_.open_sessions = std::make_shared<std::atomic<std::size_t>>(0);
+  if (config_.pacing_tick <= std::chrono::microseconds::zero()) config_.pacing_tick = std::chrono::microseconds(1);
+}
 
 Server::~Server() = default;
 
@@ -154,6 +160,11 @@ SessionConfig Server::session_config(const proto::Join& join, const SymbolSource
   c.rate = std::max(c.rate, 1000.0);
   c.max_datagram = std::min(join.max_datagram, config_.max_datagram);
   c.max_ack_delay_ms = config_.max_ack_delay_ms;
+  if (!c.download && info.bitrate > 0) {
+    const double interval_ms = 1e3 * static_cast<double>(proto::coded_packet_size(0, info.symbol_size)) / c.rate;
+    const double paced = std::min<double>(kMaxPacedAckDelayMs, config_.paced_ack_packets * interval_ms);
+    c.max_ack_delay_ms = static_cast<std::uint16_t>(std::max<double>(c.max_ack_delay_ms, paced));
+  }
   c.idle_timeout_ms = config_.idle_timeout_ms;
   c.redundancy = config_.redundancy;
   const std::uint32_t count = source.segment_count();
@@ -193,11 +204,16 @@ void Server::on_join(std::span<std::uint8_t> d, const proto::Address& from, Time
     return send_reject(join->nonce, from, proto::RejectReason::unknown_stream, 0, d.size(), now);
   const auto suite = proto::choose_suite(join->suites);
   if (!suite) return send_reject(join->nonce, from, proto::RejectReason::no_suite, 0, d.size(), now);
-  if (sessions_.size() >= config_.max_sessions)
+  if (config_.open_sessions->load(std::memory_order_relaxed) >= config_.max_sessions)
     return send_reject(join->nonce, from, proto::RejectReason::busy, 1000, d.size(), now);
   if (!join_bucket_.take(now)) {
     metrics_.drops.count(proto::DropReason::rate_limited);
     return send_reject(join->nonce, from, proto::RejectReason::busy, 100, d.size(), now);
+  }
+  // Servers sharing the limit may race for the last places: the count decides.
+  if (config_.open_sessions->fetch_add(1, std::memory_order_relaxed) >= config_.max_sessions) {
+    config_.open_sessions->fetch_sub(1, std::memory_order_relaxed);
+    return send_reject(join->nonce, from, proto::RejectReason::busy, 1000, d.size(), now);
   }
   SymbolSource& source = *stream->second;
   const SessionConfig cfg = session_config(*join, source);
@@ -229,7 +245,10 @@ void Server::on_join(std::span<std::uint8_t> d, const proto::Address& from, Time
 
   const std::uint64_t id = new_session_id();
   auto accept = proto::server_accept(d, *join, identity_, *suite, id, body);
-  if (!accept) return metrics_.drops.count(proto::DropReason::malformed);  // a low-order public key
+  if (!accept) {
+    config_.open_sessions->fetch_sub(1, std::memory_order_relaxed);
+    return metrics_.drops.count(proto::DropReason::malformed);  // a low-order public key
+  }
   auto session = std::make_unique<Session>(id, from, join->nonce, source, accept->keys, cfg, std::move(accept->manifest),
                                            static_cast<SessionObserver&>(*this), now);
   socket_.send_now(session->manifest(), from);
@@ -250,19 +269,37 @@ void Server::on_protected(std::span<std::uint8_t> d, const proto::Address& from,
   const auto in = s.receive(d, *header, now);
   if (in.drop) return metrics_.drops.count(*in.drop);
   if (in.bye) return close(header->session, CloseReason::bye, false);
-  schedule(header->session, now);
+  // The ACK may open a round: look again when the session's pacing allows a packet.
+  s.refill(now);
+  const std::size_t max_packet = config_.max_datagram;
+  schedule(header->session, s.can_send(max_packet) ? now : s.pacing_ready(max_packet, now));
 }
 
 // ---- scheduling ----
+
+TimePoint Server::on_grid(TimePoint at) const {
+  const auto tick = config_.pacing_tick;
+  const auto since = at - started_;
+  if (since <= Clock::duration::zero()) return at;
+  const auto ticks = (since + tick - Clock::duration(1)) / tick;
+  return started_ + ticks * tick;
+}
 
 void Server::schedule(std::uint64_t id, TimePoint at) {
   if (at == TimePoint::max() || stopping_) return;
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return;
-  Entry& e = it->second;
-  ++e.generation;
-  wakes_.push({at, id, e.generation});
+  at = on_grid(at);
+  // A wake-up at or before this one is pending: the session is looked at then, and may sleep on.
+  if (it->second.due <= at) return;
+  push_wake(id, it->second, at);
   if (at < timer_at_) arm_timer();
+}
+
+void Server::push_wake(std::uint64_t id, Entry& e, TimePoint at) {
+  ++e.generation;
+  e.due = at;
+  wakes_.push({at, id, e.generation});
 }
 
 void Server::arm_timer() {
@@ -309,6 +346,7 @@ void Server::run_due(TimePoint now) {
     wakes_.pop();
     auto it = sessions_.find(w.session);
     if (it == sessions_.end() || it->second.generation != w.generation) continue;
+    it->second.due = TimePoint::max();
     Session& s = *it->second.session;
     s.refill(now);
     TimePoint next = TimePoint::max();
@@ -328,7 +366,7 @@ void Server::run_due(TimePoint now) {
         break;
       }
       if (socket_.full() && !socket_.flush()) {
-        schedule(w.session, now);
+        push_wake(w.session, it->second, now);
         return wait_writable();
       }
       const auto before = s.counters();
@@ -349,10 +387,8 @@ void Server::run_due(TimePoint now) {
     }
     // A turn that sent nothing must not come back at once: that would spin within this run.
     if (turn == 0 && next <= now) next = now + 20us;
-    if (next != TimePoint::max()) {
-      ++it->second.generation;
-      wakes_.push({next, w.session, it->second.generation});
-    }
+    // Later ones go onto the pacing grid; those due now come back within this run.
+    if (next != TimePoint::max()) push_wake(w.session, it->second, next > now ? on_grid(next) : next);
   }
   if (!socket_.flush()) return wait_writable();
   if (budget == 0) {
@@ -392,6 +428,7 @@ void Server::close(std::uint64_t id, CloseReason reason, bool say_bye) {
   ++metrics_.sessions_closed[static_cast<std::size_t>(reason)];
   by_join_.erase({s.peer(), s.nonce()});
   sessions_.erase(it);
+  config_.open_sessions->fetch_sub(1, std::memory_order_relaxed);
 }
 
 void Server::shutdown(std::function<void()> done) {

@@ -2,15 +2,19 @@
 // The sending side of the protocol on one UDP socket: stateless retries, handshakes, thousands of
 // sessions, and a scheduler that paces each session and the whole server and batches what they send.
 // ncast-server runs one over its media streams; a relaying ncast-peer runs one over what it receives.
-// Single-threaded: everything happens on the io_context's thread.
+// Single-threaded: everything happens on the io_context's thread. Several run side by side over one
+// port (ServerPool, ncast-server --threads): each its own socket (SO_REUSEPORT), sessions and thread.
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <string>
 #include <unordered_map>
@@ -41,7 +45,21 @@ struct ServerConfig {
   double join_rate = 2000;    // sessions created per second
   std::size_t max_sessions = 10000;
   std::size_t socket_buffer = 4 << 20;
+  // Wake-ups for pacing are rounded up to this grid, so that the sessions due within one tick are
+  // served by one timer expiry and their packets leave in one sendmmsg. A session's token bucket holds
+  // at least two datagrams, so the rounding delays packets by less than a tick and costs no rate.
+  std::chrono::microseconds pacing_tick{1000};
+  // A paced session's peer may hold back an ACK for up to this many of the session's packet intervals
+  // (at least max_ack_delay_ms, at most kMaxPacedAckDelayMs): at 768 kbit/s a peer then acknowledges
+  // every few packets instead of every one, and each ACK costs the server a receive and an AEAD open.
+  double paced_ack_packets = 4;
+  // Servers sharing a port: bind with SO_REUSEPORT, and mint and verify retry tokens with one key (a
+  // JOIN may reach another thread than its HELLO did) and count sessions against one max_sessions.
+  bool reuse_port = false;
+  std::optional<std::array<std::uint8_t, 32>> token_key;
+  std::shared_ptr<std::atomic<std::size_t>> open_sessions;
 };
+inline constexpr std::uint16_t kMaxPacedAckDelayMs = 50;
 
 class Server final : private SessionObserver {
  public:
@@ -83,7 +101,8 @@ class Server final : private SessionObserver {
   };
   struct Entry {
     std::unique_ptr<Session> session;
-    std::uint64_t generation = 0;  // of its latest wake-up; older ones in the heap are stale
+    std::uint64_t generation = 0;     // of its latest wake-up; older ones in the heap are stale
+    TimePoint due = TimePoint::max();  // that wake-up's time; max() when none is pending
   };
 
   void segment_completed(std::size_t sent, std::size_t n_s) override { metrics_.segment_completed(sent, n_s); }
@@ -100,7 +119,10 @@ class Server final : private SessionObserver {
   bool within_amplification_limit(std::size_t reply, std::size_t answered);
   std::uint32_t now_seconds(TimePoint now) const;
 
+  // Wakes session id at `at` (rounded up to the pacing grid) unless a wake-up at or before it is pending.
   void schedule(std::uint64_t id, TimePoint at);
+  void push_wake(std::uint64_t id, Entry& e, TimePoint at);
+  TimePoint on_grid(TimePoint at) const;
   void arm_timer();
   void run_due(TimePoint now);
   void wait_writable();

@@ -23,7 +23,7 @@ constexpr std::size_t kMaxGsoBytes = 65000;
 }  // namespace
 
 UdpSocket::UdpSocket(boost::asio::io_context& io, const proto::Address& address, std::size_t buffer_bytes,
-                     std::size_t max_datagram)
+                     std::size_t max_datagram, bool reuse_port)
     : socket_(io), slot_size_(max_datagram), rx_buffers_(kBatch * 65536), tx_buffers_(kBatch * max_datagram) {
   const int family = address.family == 4 ? AF_INET : AF_INET6;
   const int fd = ::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -32,6 +32,12 @@ UdpSocket::UdpSocket(boost::asio::io_context& io, const proto::Address& address,
   // Best effort: the kernel caps these at net.core.{r,w}mem_max.
   ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
   ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+  const int one = 1;
+  if (reuse_port && ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) {
+    const int e = errno;
+    ::close(fd);
+    throw std::system_error(e, std::generic_category(), "SO_REUSEPORT for " + address.to_string());
+  }
   sockaddr_storage ss{};
   const socklen_t len = address.to_sockaddr(ss);
   if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) {

@@ -26,9 +26,11 @@ class UdpSocket {
   static constexpr std::size_t kBatch = 64;
 
   // Binds to address (port 0 picks a free one); buffer_bytes sizes the kernel buffers (as far as
-  // the system allows). Throws std::system_error naming the address on failure.
+  // the system allows). reuse_port: SO_REUSEPORT, so that sockets of one process (one per thread) share
+  // the port and the kernel spreads peers over them by their address. Throws std::system_error naming
+  // the address on failure.
   UdpSocket(boost::asio::io_context& io, const proto::Address& address, std::size_t buffer_bytes,
-            std::size_t max_datagram = 65536);
+            std::size_t max_datagram = 65536, bool reuse_port = false);
 
   proto::Address local() const { return local_; }
   boost::asio::ip::udp::socket& asio() { return socket_; }

@@ -32,6 +32,10 @@ class DropCounters {
  public:
   void count(DropReason reason) { counts_[static_cast<std::size_t>(reason)] += 1; }
   std::uint64_t operator[](DropReason reason) const { return counts_[static_cast<std::size_t>(reason)]; }
+  DropCounters& operator+=(const DropCounters& other) {
+    for (std::size_t i = 0; i < kDropReasonCount; ++i) counts_[i] += other.counts_[i];
+    return *this;
+  }
   std::uint64_t total() const {
     std::uint64_t t = 0;
     for (auto c : counts_) t += c;

@@ -1,0 +1,153 @@
+#include "server/server_pool.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <future>
+
+namespace ncast::server {
+namespace asio = boost::asio;
+
+namespace {
+
+void add(SocketCounters& a, const SocketCounters& b) {
+  a.recv_calls += b.recv_calls;
+  a.sendmmsg_calls += b.sendmmsg_calls;
+  a.gso_sends += b.gso_sends;
+  a.would_block += b.would_block;
+  a.send_errors += b.send_errors;
+  a.packets_out += b.packets_out;
+  a.bytes_out += b.bytes_out;
+}
+
+void add(CacheStats& a, const CacheStats& b) {
+  a.symbols_coded += b.symbols_coded;
+  a.engine_calls += b.engine_calls;
+  a.engine_seconds += b.engine_seconds;
+  a.hits += b.hits;
+  a.misses += b.misses;
+  a.evictions += b.evictions;
+  a.bytes += b.bytes;
+}
+
+}  // namespace
+
+ServerPool::ServerPool(const ServerConfig& config, const proto::Ed25519Identity& identity, unsigned threads,
+                       ChunkCoder& coder, std::size_t cache_bytes, const std::vector<MediaStream*>& streams,
+                       std::function<void(const std::string&)> on_error)
+    : streams_(streams), on_error_(std::move(on_error)) {
+  if (threads == 0) throw std::invalid_argument("a server pool needs at least one thread");
+  ServerConfig c = config;
+  const double share = 1.0 / threads;
+  c.max_rate *= share;
+  c.retry_rate *= share;
+  c.join_rate *= share;
+  c.reuse_port = threads > 1;
+  std::array<std::uint8_t, 32> key{};
+  proto::random_bytes(key);
+  c.token_key = key;
+  c.open_sessions = std::make_shared<std::atomic<std::size_t>>(0);
+  for (const MediaStream* s : streams_) {
+    published_.push_back(s->segment_count());
+    published_final_.push_back(s->final());
+  }
+  for (unsigned i = 0; i < threads; ++i) {
+    auto w = std::make_unique<Worker>();
+    w->cache = std::make_unique<CodedCache>(coder, std::max<std::size_t>(cache_bytes / threads, 1));
+    w->server = std::make_unique<Server>(w->io, c, identity);
+    for (const MediaStream* s : streams_) {
+      w->replicas.push_back(std::make_unique<StreamReplica>(*s, *w->cache));
+      w->server->add_stream(*w->replicas.back());
+    }
+    // The first socket chose the port (when asked for port 0); the others join it.
+    if (i == 0) c.listen = local_ = w->server->local();
+    workers_.push_back(std::move(w));
+  }
+}
+
+ServerPool::~ServerPool() { stop(); }
+
+bool ServerPool::gso() const { return workers_.front()->server->gso(); }
+
+void ServerPool::start() {
+  if (running_) return;
+  running_ = true;
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    Worker& w = *workers_[i];
+    asio::post(w.io, [&w] { w.server->start(); });
+    w.thread = std::thread([this, &w, i] {
+      try {
+        w.io.run();
+      } catch (const std::exception& e) {
+        on_error_("thread " + std::to_string(i) + ": " + e.what());
+      }
+      w.finished = true;
+    });
+  }
+}
+
+void ServerPool::stream_changed(const MediaStream& stream) {
+  const auto at = std::find(streams_.begin(), streams_.end(), &stream);
+  if (at == streams_.end()) return;
+  const auto k = static_cast<std::size_t>(at - streams_.begin());
+  std::vector<SegmentRef> more;
+  for (std::uint32_t i = published_[k]; i < stream.segment_count(); ++i) more.push_back(stream.segment(i));
+  if (more.empty() && published_final_[k] == stream.final()) return;
+  published_[k] = stream.segment_count();
+  published_final_[k] = stream.final();
+  const bool final = stream.final();
+  for (auto& wp : workers_) {
+    Worker& w = *wp;
+    asio::post(w.io, [&w, k, more, final] {
+      w.replicas[k]->extend(more, final);
+      w.server->stream_changed(*w.replicas[k]);
+    });
+  }
+}
+
+void ServerPool::stop() {
+  if (!running_) return;
+  for (auto& wp : workers_) {
+    Worker& w = *wp;
+    asio::post(w.io, [&w] { w.server->shutdown([&w] { w.io.stop(); }); });
+  }
+  for (auto& w : workers_)
+    if (w->thread.joinable()) w->thread.join();
+  running_ = false;
+}
+
+void ServerPool::add_to(Totals& t, Worker& w) {
+  t.metrics += w.server->metrics();
+  add(t.socket, w.server->socket_counters());
+  add(t.cache, w.cache->stats());
+  t.sessions += w.server->session_count();
+}
+
+ServerPool::Totals ServerPool::totals() {
+  Totals t;
+  if (!running_) {
+    for (auto& w : workers_) add_to(t, *w);
+    return t;
+  }
+  // Each thread adds its own counters, in turn; a thread that has died answers nothing.
+  std::vector<std::future<void>> answers;
+  std::mutex m;
+  for (auto& wp : workers_) {
+    Worker& w = *wp;
+    auto done = std::make_shared<std::promise<void>>();
+    answers.push_back(done->get_future());
+    asio::post(w.io, [&t, &m, &w, done] {
+      std::lock_guard lock(m);
+      add_to(t, w);
+      done->set_value();
+    });
+  }
+  for (std::size_t i = 0; i < answers.size(); ++i)
+    while (answers[i].wait_for(std::chrono::milliseconds(100)) != std::future_status::ready)
+      if (workers_[i]->finished) break;
+  return t;
+}
+
+}  // namespace ncast::server
