@@ -77,6 +77,7 @@ class DecodeBatcher : public std::enable_shared_from_this<DecodeBatcher> {
   std::unique_ptr<DecoderFactory> factory(std::function<void()> on_decoded);
 
   std::string description() const;
+  const BatchDecodeBackend& backend() const { return *backend_; }
   const BatchOptions& options() const { return options_; }
   BatchStats stats() const;
 

@@ -55,7 +55,7 @@ void table(const Json& r) {
               number(r["implied_per_needed"], 4).c_str(), 100 * r["arrived_vs_implied"].get<double>());
   std::printf("%-28s %s Mbit/s over %s s\n", "goodput", number(r["goodput_mbit_s"], 1).c_str(), number(r["wall_s"], 1).c_str());
   const Json& d = r["decoder"];
-  if (d["ran"] == "gpu-batched")
+  if (d.contains("batches"))
     std::printf("%-28s %s: %s batches, %s segments a batch, %s s on the GPU, latency %s ms mean, %s max\n", "decoder",
                 d["description"].get<std::string>().c_str(), number(d["batches"]).c_str(),
                 number(d["generations_per_batch"], 1).c_str(), number(d["gpu_decode_s"], 3).c_str(),

@@ -168,6 +168,7 @@ struct Decoding {
 };
 
 Decoding choose_decoding(const SwarmOptions& o) {
+  if (o.batcher) return {o.batcher, {}};
   switch (o.decoder) {
     case peer::DecoderChoice::cpu: return {};
     case peer::DecoderChoice::gpu: return {peer::make_gpu_decode_batcher(o.batch), {}};
@@ -191,10 +192,10 @@ nlohmann::json describe(const SwarmOptions& o, const Decoding& d) {
     return j;
   }
   const peer::BatchStats s = d.batcher->stats();
-  j["ran"] = "gpu-batched";
+  j["ran"] = d.batcher->backend().description().rfind("gpu", 0) == 0 ? "gpu-batched" : "host-batched";
   j["description"] = d.batcher->description();
-  j["max_batch"] = o.batch.max_batch;
-  j["max_wait_ms"] = std::chrono::duration<double, std::milli>(o.batch.max_wait).count();
+  j["max_batch"] = d.batcher->options().max_batch;
+  j["max_wait_ms"] = std::chrono::duration<double, std::milli>(d.batcher->options().max_wait).count();
   j["batches"] = s.batches;
   j["generations"] = s.generations;
   j["generations_per_batch"] = s.batches ? static_cast<double>(s.generations) / static_cast<double>(s.batches) : 0.0;

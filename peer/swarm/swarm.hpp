@@ -53,6 +53,9 @@ struct SwarmOptions {
   // gpu when a device is usable and the swarm has at least kAutoGpuPeers peers, else cpu.
   peer::DecoderChoice decoder = peer::DecoderChoice::automatic;
   peer::BatchOptions batch;
+  // Given, the peers decode through this batcher whatever `decoder` says (another backend: the host's
+  // in the tests).
+  std::shared_ptr<peer::DecodeBatcher> batcher;
   bool per_peer = true;            // include every peer's report
   double progress_interval_s = 1.0;
   std::function<void(const SwarmProgress&)> on_progress;

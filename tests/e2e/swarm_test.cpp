@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "peer/decode_batcher.hpp"
+#include "peer/swarm/swarm.hpp"
 #include "tests/e2e/e2e_support.hpp"
 
 namespace ncast::e2e {
@@ -214,6 +216,35 @@ TEST_F(SwarmTest, DecoderGpuWithoutADeviceFailsBeforeAnyPeerStarts) {
     EXPECT_EQ(p.wait(10s), 2) << arg;
     EXPECT_NE(p.err().find("ncast-swarm: " + arg.substr(0, arg.find('='))), std::string::npos) << p.err();
   }
+}
+
+// The swarm's batched decoding end to end (every build): run in this process with the host backend
+// (the GPU's is the same batcher with another backend, tests/gpu/peer_batch_decoder_test.cpp), every
+// segment of every peer goes through a batch and is verified, written and acknowledged.
+TEST_F(SwarmTest, BatchedDecodingCompletesEveryPeer) {
+  swarm::SwarmOptions o;
+  o.servers = {proto::Address::parse("127.0.0.1:" + std::to_string(server_.port))};
+  o.metrics = {proto::Address::parse("127.0.0.1:" + std::to_string(server_.metrics))};
+  o.stream = "media";
+  o.peers = 8;
+  o.threads = 2;
+  o.ramp_s = 0.2;
+  o.timeout_s = 40;
+  o.loss = swarm::parse_loss("bernoulli:0.2");
+  o.per_peer = true;
+  o.batcher = std::make_shared<peer::DecodeBatcher>(peer::make_host_batch_backend(), peer::BatchOptions{16, 2000us});
+  const Json r = swarm::run_swarm(o);
+  EXPECT_TRUE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_EQ(r["complete"].get<int>(), 8);
+  check_consistent(r);
+  check_against_server(r);
+  const Json& d = r["decoder"];
+  EXPECT_EQ(d["ran"], "host-batched") << d.dump();
+  EXPECT_EQ(d["generations"].get<std::size_t>(), 8 * segments()) << d.dump();
+  EXPECT_GE(d["batches"].get<std::size_t>(), 1u);
+  EXPECT_LE(d["batches"].get<std::size_t>(), 8 * segments());
+  EXPECT_EQ(d["failed_batches"].get<int>(), 0);
+  EXPECT_GT(d["latency_ms"]["max"].get<double>(), 0.0);
 }
 
 // ncast-bench serve, briefly: two trials (3 and 6 peers), each record consistent with itself and with
