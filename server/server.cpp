@@ -42,8 +42,8 @@ void Server::add_stream(SymbolSource& source) { streams_[source.info().name] = &
 
 void Server::stream_changed(SymbolSource& source) {
   const TimePoint now = Clock::now();
-  for (auto& [id, entry] : sessions_)
-    if (&entry.session->source() == &source) schedule(id, now);
+  for (std::uint32_t slot = 0; slot < slots_.size(); ++slot)
+    if (slots_[slot].session && &slots_[slot].session->source() == &source) schedule(slot, now);
   arm_timer();
 }
 
@@ -178,7 +178,7 @@ std::uint64_t Server::new_session_id() {
     proto::random_bytes(b);
     std::uint64_t id = 0;
     for (auto x : b) id = id << 8 | x;
-    if (id != 0 && !sessions_.count(id)) return id;
+    if (id != 0 && !by_id_.count(id)) return id;
   }
 }
 
@@ -195,7 +195,7 @@ void Server::on_join(std::span<std::uint8_t> d, const proto::Address& from, Time
   // The address is validated from here on.
   if (auto it = by_join_.find({from, join->nonce}); it != by_join_.end()) {
     // A retransmitted JOIN: the MANIFEST was lost.
-    socket_.send_now(sessions_.at(it->second).session->manifest(), from);
+    socket_.send_now(slots_[it->second].session->manifest(), from);
     ++metrics_.manifests;
     return;
   }
@@ -254,25 +254,35 @@ void Server::on_join(std::span<std::uint8_t> d, const proto::Address& from, Time
   socket_.send_now(session->manifest(), from);
   ++metrics_.manifests;
   ++metrics_.sessions_created;
-  sessions_[id].session = std::move(session);
-  by_join_[{from, join->nonce}] = id;
-  schedule(id, now);
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  slots_[slot].session = std::move(session);
+  by_id_[id] = slot;
+  by_join_[{from, join->nonce}] = slot;
+  schedule(slot, now);
 }
 
 void Server::on_protected(std::span<std::uint8_t> d, const proto::Address& from, TimePoint now) {
   auto header = proto::parse_header(d);
   if (!header) return metrics_.drops.count(header.error());
-  auto it = sessions_.find(header->session);
-  if (it == sessions_.end()) return metrics_.drops.count(proto::DropReason::unknown_session);
-  Session& s = *it->second.session;
+  auto it = by_id_.find(header->session);
+  if (it == by_id_.end()) return metrics_.drops.count(proto::DropReason::unknown_session);
+  const std::uint32_t slot = it->second;
+  Session& s = *slots_[slot].session;
   if (s.peer() != from) return metrics_.drops.count(proto::DropReason::wrong_address);
   const auto in = s.receive(d, *header, now);
   if (in.drop) return metrics_.drops.count(*in.drop);
-  if (in.bye) return close(header->session, CloseReason::bye, false);
+  if (in.bye) return close(slot, CloseReason::bye, false);
   // The ACK may open a round: look again when the session's pacing allows a packet.
   s.refill(now);
   const std::size_t max_packet = config_.max_datagram;
-  schedule(header->session, s.can_send(max_packet) ? now : s.pacing_ready(max_packet, now));
+  schedule(slot, s.can_send(max_packet) ? now : s.pacing_ready(max_packet, now));
 }
 
 // ---- scheduling ----
@@ -285,30 +295,24 @@ TimePoint Server::on_grid(TimePoint at) const {
   return started_ + ticks * tick;
 }
 
-void Server::schedule(std::uint64_t id, TimePoint at) {
-  if (at == TimePoint::max() || stopping_) return;
-  auto it = sessions_.find(id);
-  if (it == sessions_.end()) return;
+void Server::schedule(std::uint32_t slot, TimePoint at) {
+  if (at == TimePoint::max() || stopping_ || !slots_[slot].session) return;
   at = on_grid(at);
   // A wake-up at or before this one is pending: the session is looked at then, and may sleep on.
-  if (it->second.due <= at) return;
-  push_wake(id, it->second, at);
+  if (slots_[slot].due <= at) return;
+  push_wake(slot, at);
   if (at < timer_at_) arm_timer();
 }
 
-void Server::push_wake(std::uint64_t id, Entry& e, TimePoint at) {
-  ++e.generation;
+void Server::push_wake(std::uint32_t slot, TimePoint at) {
+  Entry& e = slots_[slot];
+  e.generation = ++generations_;
   e.due = at;
-  wakes_.push({at, id, e.generation});
+  wakes_.push({at, slot, e.generation});
 }
 
 void Server::arm_timer() {
-  while (!wakes_.empty()) {
-    const Wake& w = wakes_.top();
-    auto it = sessions_.find(w.session);
-    if (it != sessions_.end() && it->second.generation == w.generation) break;
-    wakes_.pop();  // stale
-  }
+  while (!wakes_.empty() && !current(wakes_.top())) wakes_.pop();  // stale
   if (wakes_.empty() || stopping_) {
     timer_at_ = TimePoint::max();
     timer_.cancel();
@@ -344,10 +348,9 @@ void Server::run_due(TimePoint now) {
   while (!wakes_.empty() && wakes_.top().at <= now && budget > 0) {
     const Wake w = wakes_.top();
     wakes_.pop();
-    auto it = sessions_.find(w.session);
-    if (it == sessions_.end() || it->second.generation != w.generation) continue;
-    it->second.due = TimePoint::max();
-    Session& s = *it->second.session;
+    if (!current(w)) continue;
+    slots_[w.slot].due = TimePoint::max();
+    Session& s = *slots_[w.slot].session;
     s.refill(now);
     TimePoint next = TimePoint::max();
     std::size_t turn = 0;
@@ -366,7 +369,7 @@ void Server::run_due(TimePoint now) {
         break;
       }
       if (socket_.full() && !socket_.flush()) {
-        push_wake(w.session, it->second, now);
+        push_wake(w.slot, now);
         return wait_writable();
       }
       const auto before = s.counters();
@@ -388,7 +391,7 @@ void Server::run_due(TimePoint now) {
     // A turn that sent nothing must not come back at once: that would spin within this run.
     if (turn == 0 && next <= now) next = now + 20us;
     // Later ones go onto the pacing grid; those due now come back within this run.
-    if (next != TimePoint::max()) push_wake(w.session, it->second, next > now ? on_grid(next) : next);
+    if (next != TimePoint::max()) push_wake(w.slot, next > now ? on_grid(next) : next);
   }
   if (!socket_.flush()) return wait_writable();
   if (budget == 0) {
@@ -400,21 +403,25 @@ void Server::run_due(TimePoint now) {
 }
 
 void Server::housekeeping(TimePoint now) {
-  std::vector<std::uint64_t> idle;
-  for (const auto& [id, entry] : sessions_)
-    if (now - entry.session->last_heard() > std::chrono::milliseconds(config_.idle_timeout_ms)) idle.push_back(id);
-  for (auto id : idle) close(id, CloseReason::idle, true);
-  if (!idle.empty()) socket_.flush();
+  bool closed = false;
+  for (std::uint32_t slot = 0; slot < slots_.size(); ++slot) {
+    const Session* s = slots_[slot].session.get();
+    if (s && now - s->last_heard() > std::chrono::milliseconds(config_.idle_timeout_ms)) {
+      close(slot, CloseReason::idle, true);
+      closed = true;
+    }
+  }
+  if (closed) socket_.flush();
   housekeeping_timer_.expires_after(kHousekeeping);
   housekeeping_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec && !stopping_) housekeeping(Clock::now());
   });
 }
 
-void Server::close(std::uint64_t id, CloseReason reason, bool say_bye) {
-  auto it = sessions_.find(id);
-  if (it == sessions_.end()) return;
-  Session& s = *it->second.session;
+void Server::close(std::uint32_t slot, CloseReason reason, bool say_bye) {
+  Entry& e = slots_[slot];
+  if (!e.session) return;
+  Session& s = *e.session;
   if (say_bye) {
     if (socket_.full()) socket_.flush();
     if (!socket_.full()) {
@@ -427,14 +434,16 @@ void Server::close(std::uint64_t id, CloseReason reason, bool say_bye) {
   }
   ++metrics_.sessions_closed[static_cast<std::size_t>(reason)];
   by_join_.erase({s.peer(), s.nonce()});
-  sessions_.erase(it);
+  by_id_.erase(s.id());
+  e.session.reset();
+  e.generation = ++generations_;  // its pending wake-ups are stale, whoever takes the slot next
+  e.due = TimePoint::max();
+  free_slots_.push_back(slot);
   config_.open_sessions->fetch_sub(1, std::memory_order_relaxed);
 }
 
 void Server::shutdown(std::function<void()> done) {
-  std::vector<std::uint64_t> ids;
-  for (const auto& [id, entry] : sessions_) ids.push_back(id);
-  for (auto id : ids) close(id, CloseReason::shutdown, true);
+  for (std::uint32_t slot = 0; slot < slots_.size(); ++slot) close(slot, CloseReason::shutdown, true);
   socket_.flush();
   stopping_ = true;
   timer_.cancel();

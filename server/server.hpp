@@ -78,7 +78,7 @@ class Server final : private SessionObserver {
   bool gso() const { return socket_.gso(); }
   const ServerConfig& config() const { return config_; }
   const ServerMetrics& metrics() const { return metrics_; }
-  std::size_t session_count() const { return sessions_.size(); }
+  std::size_t session_count() const { return by_id_.size(); }
   std::size_t stream_count() const { return streams_.size(); }
   const SocketCounters& socket_counters() const { return socket_.counters(); }
   std::chrono::steady_clock::time_point started() const { return started_; }
@@ -93,15 +93,18 @@ class Server final : private SessionObserver {
   struct JoinKeyHash {
     std::size_t operator()(const JoinKey& k) const;
   };
+  // Sessions live in slots; wake-ups name the slot, so the scheduler reaches a session without a hash
+  // lookup. Generations are unique within the server: a wake-up is current only while its slot's
+  // generation is its own (not after a later wake-up, nor after the slot was freed and reused).
   struct Wake {
     TimePoint at;
-    std::uint64_t session;
+    std::uint32_t slot;
     std::uint64_t generation;
     bool operator>(const Wake& o) const { return at > o.at; }
   };
   struct Entry {
-    std::unique_ptr<Session> session;
-    std::uint64_t generation = 0;     // of its latest wake-up; older ones in the heap are stale
+    std::unique_ptr<Session> session;  // null: a free slot
+    std::uint64_t generation = 0;      // of its latest wake-up; older ones in the heap are stale
     TimePoint due = TimePoint::max();  // that wake-up's time; max() when none is pending
   };
 
@@ -119,15 +122,17 @@ class Server final : private SessionObserver {
   bool within_amplification_limit(std::size_t reply, std::size_t answered);
   std::uint32_t now_seconds(TimePoint now) const;
 
-  // Wakes session id at `at` (rounded up to the pacing grid) unless a wake-up at or before it is pending.
-  void schedule(std::uint64_t id, TimePoint at);
-  void push_wake(std::uint64_t id, Entry& e, TimePoint at);
+  // Wakes the session of slot at `at` (rounded up to the pacing grid) unless a wake-up at or before it is
+  // pending.
+  void schedule(std::uint32_t slot, TimePoint at);
+  void push_wake(std::uint32_t slot, TimePoint at);
+  bool current(const Wake& w) const { return slots_[w.slot].session && slots_[w.slot].generation == w.generation; }
   TimePoint on_grid(TimePoint at) const;
   void arm_timer();
   void run_due(TimePoint now);
   void wait_writable();
   void housekeeping(TimePoint now);
-  void close(std::uint64_t id, CloseReason reason, bool say_bye);
+  void close(std::uint32_t slot, CloseReason reason, bool say_bye);
   std::uint64_t new_session_id();
   SessionConfig session_config(const proto::Join& join, const SymbolSource& source) const;
 
@@ -138,8 +143,11 @@ class Server final : private SessionObserver {
   proto::TokenMinter minter_;
   TokenBucket retry_bucket_, join_bucket_, rate_bucket_;
   std::map<std::string, SymbolSource*> streams_;
-  std::unordered_map<std::uint64_t, Entry> sessions_;
-  std::unordered_map<JoinKey, std::uint64_t, JoinKeyHash> by_join_;
+  std::vector<Entry> slots_;
+  std::vector<std::uint32_t> free_slots_;
+  std::unordered_map<std::uint64_t, std::uint32_t> by_id_;               // session id → slot
+  std::unordered_map<JoinKey, std::uint32_t, JoinKeyHash> by_join_;     // → slot
+  std::uint64_t generations_ = 0;
   std::priority_queue<Wake, std::vector<Wake>, std::greater<>> wakes_;
   boost::asio::steady_timer timer_, housekeeping_timer_;
   TimePoint timer_at_ = TimePoint::max();
