@@ -8,8 +8,9 @@
 #   tools/swarm-device.sh run [CARRY_DIR]       on the GPU host (default build-swarm-carry):
 #       1. ncast-bench serve: the largest swarm of realtime peers at 768 kbit/s (MTU-safe symbols,
 #          n=128, L=1024) that the servers keep up with (< 1 % late), from 2,000 peers up, with the
-#          raw UDP anchor. ncast-server is one thread, so the host runs several (default 6, on CPUs
-#          0..5, the GPU engine shared), the peers spread over them; the swarm on the other CPUs;
+#          raw UDP anchor. One ncast-server (NCAST_SERVERS) of 6 threads (NCAST_SERVER_THREADS,
+#          ncast-server --threads: sockets sharing the port) on CPUs 0..5, the GPU engine shared; the
+#          swarm on the other CPUs, decoding batched on the GPU (ncast-swarm --decoder gpu);
 #       2. ncast-swarm, 10,000 realtime peers over the same servers, 30 % Bernoulli loss, then 10 %
 #          bursty loss (Gilbert-Elliott, mean burst 5): every peer completes? symbols per needed
 #          symbol against 1/(1 - loss)?
@@ -22,8 +23,8 @@
 # then copy $OUT/results.md, serve.jsonl, serve.dat and serve.gp to bench/results/ (draw the plot
 # there with `gnuplot serve.gp` if the host had no gnuplot).
 #
-# Knobs (environment): NCAST_SWARM_PEERS (10000), NCAST_SERVERS (6), NCAST_SERVE_START (2000),
-# NCAST_SERVE_BUDGET (330 s), NCAST_MEDIA_SECONDS (20).
+# Knobs (environment): NCAST_SWARM_PEERS (10000), NCAST_SERVERS (1), NCAST_SERVER_THREADS (6),
+# NCAST_SERVE_START (10000), NCAST_SERVE_BUDGET (330 s), NCAST_MEDIA_SECONDS (20), NCAST_DECODER (gpu).
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,8 +55,9 @@ run() {
   # Logs and scratch in a work folder; $OUT gets at most eight files (what the device tool returns).
   local work
   work=$(mktemp -d)
-  local peers=${NCAST_SWARM_PEERS:-10000} start=${NCAST_SERVE_START:-2000} budget=${NCAST_SERVE_BUDGET:-330}
-  local media_s=${NCAST_MEDIA_SECONDS:-20} nservers=${NCAST_SERVERS:-6}
+  local peers=${NCAST_SWARM_PEERS:-10000} start=${NCAST_SERVE_START:-10000} budget=${NCAST_SERVE_BUDGET:-330}
+  local media_s=${NCAST_MEDIA_SECONDS:-20} nservers=${NCAST_SERVERS:-1} sthreads=${NCAST_SERVER_THREADS:-6}
+  local decoder=${NCAST_DECODER:-gpu}
   mkdir -p "$out"
   export LD_LIBRARY_PATH="$carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   for p in ncast-server ncast-swarm ncast-bench; do
@@ -64,11 +66,12 @@ run() {
   # A socket per simulated peer, and kernel buffers for a few hundred Mbit/s on loopback.
   ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
   sysctl -qw net.core.rmem_max=8388608 net.core.wmem_max=8388608 2>/dev/null || true
-  local cores last threads
+  local cores last threads scores
   cores=$(nproc)
   last=$((cores - 1))
-  [ "$nservers" -lt "$cores" ] || { echo "swarm-device: $nservers servers leave no CPU for the swarm on $cores cores" >&2; exit 2; }
-  threads=$((cores - nservers - 1))
+  scores=$((nservers * sthreads))  # the servers' CPUs: 0 .. scores-1
+  [ "$scores" -lt "$cores" ] || { echo "swarm-device: $nservers servers of $sthreads threads leave no CPU for the swarm on $cores cores" >&2; exit 2; }
+  threads=$((cores - scores - 1))
   [ "$threads" -ge 1 ] || threads=1
   local gpu commit date
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
@@ -76,9 +79,9 @@ run() {
   date=$(date -u +%Y-%m-%d)
   echo "swarm-device: $date, ${gpu:-no GPU}, $cores cores, commit $commit, ulimit -n $(ulimit -n)"
 
-  # 1. The largest swarm the servers keep up with: servers on CPUs 0..k-1, the swarm on the rest.
-  taskset -c "$nservers-$last" "$carry/ncast-bench" serve --json --server-bin "$carry/ncast-server" --servers "$nservers" \
-    --server-cpu 0 --threads "$threads" --bitrate 768k --media-seconds "$media_s" --start "$start" \
+  # 1. The largest swarm the servers keep up with: servers on CPUs 0..scores-1, the swarm on the rest.
+  taskset -c "$scores-$last" "$carry/ncast-bench" serve --json --server-bin "$carry/ncast-server" --servers "$nservers" \
+    --server-threads "$sthreads" --server-cpu 0 --threads "$threads" --bitrate 768k --media-seconds "$media_s" --start "$start" \
     --max 40000 --budget "$budget" --plot "$work/serve.png" >"$work/serve.jsonl" 2>"$work/serve.err"
   echo "serve: exit $?"
 
@@ -87,7 +90,8 @@ run() {
   for model in bernoulli:0.3 burst:0.1:5; do
     local tag=${model%%:*} pids=() args=() i
     for ((i = 0; i < nservers; ++i)); do
-      taskset -c "$i" "$carry/ncast-server" --file "$work/media" --listen 127.0.0.1:0 --metrics 127.0.0.1:0 --bitrate 768k \
+      taskset -c "$((i * sthreads))-$((i * sthreads + sthreads - 1))" "$carry/ncast-server" --file "$work/media" \
+        --listen 127.0.0.1:0 --metrics 127.0.0.1:0 --bitrate 768k --threads "$sthreads" \
         --max-sessions $((peers / nservers + 1000)) --stats-interval 0 >"$work/server-$tag-$i.log" 2>"$work/server-$tag-$i.err" &
       pids+=($!)
     done
@@ -97,8 +101,8 @@ run() {
       args+=(-s "127.0.0.1:$(grep -o '"port":[0-9]*' "$log" | head -1 | cut -d: -f2)")
       args+=(--metrics "$(grep -o '"metrics":"[0-9.:]*' "$log" | cut -d'"' -f4)")
     done
-    taskset -c "$nservers-$last" "$carry/ncast-swarm" "${args[@]}" --server-mode spread --stream media -n "$peers" \
-      --threads "$threads" --loss "$model" --ramp "$((peers / 1500 + 1))" --timeout 150 --progress off \
+    taskset -c "$scores-$last" "$carry/ncast-swarm" "${args[@]}" --server-mode spread --stream media -n "$peers" \
+      --threads "$threads" --decoder "$decoder" --loss "$model" --ramp "$((peers / 1500 + 1))" --timeout 150 --progress off \
       --report "$work/swarm-$tag.json" >"$work/swarm-$tag.txt" 2>"$work/swarm-$tag.err"
     echo "swarm $model: exit $?"
     kill -TERM "${pids[@]}" 2>/dev/null
@@ -113,7 +117,8 @@ run() {
   {
     echo "# ncast-bench serve and ncast-swarm on the GPU host"
     echo
-    echo "$date, ${gpu:-no GPU}, $cores cores, commit $commit. $nservers servers on CPUs 0-$((nservers - 1)), swarm on CPUs $nservers-$last, loopback,"
+    echo "$date, ${gpu:-no GPU}, $cores cores, commit $commit. $nservers server(s) of $sthreads threads on CPUs 0-$((scores - 1)),"
+    echo "swarm on CPUs $scores-$last (decoder $decoder in the loss runs, auto in the search: gpu from 256 peers), loopback,"
     echo "768 kbit/s realtime peers, n=128, L=1024 (1072-octet datagrams)."
     echo
     echo '```'

@@ -50,6 +50,7 @@ struct ServeOptions {
   std::string server_bin;
   int server_cpu = -1;
   unsigned servers = 1;
+  unsigned server_threads = 1;
   double anchor_seconds = 1.0;
   std::size_t anchor_run = 1;
   std::string plot;
@@ -96,8 +97,8 @@ Trial run_trial(const ServeOptions& o, const fs::path& media, std::size_t peers,
         std::vector<std::string>{"--file", media.string(), "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--bitrate",
                                  o.bitrate, "--symbols", std::to_string(o.n), "--symbol-size", std::to_string(o.symbol_size),
                                  "--backend", o.backend, "--max-sessions", sessions, "--stats-interval", "0",
-                                 "--coded-cache-mb", "64"},
-        o.server_cpu < 0 ? -1 : o.server_cpu + static_cast<int>(i)));
+                                 "--coded-cache-mb", "64", "--threads", std::to_string(o.server_threads)},
+        o.server_cpu < 0 ? -1 : o.server_cpu + static_cast<int>(i * o.server_threads), static_cast<int>(o.server_threads)));
     so.servers.push_back(servers.back()->address());
     so.metrics.push_back(servers.back()->metrics());
   }
@@ -131,6 +132,7 @@ Record record(const ServeOptions& o, const Trial& t, const std::string& engine) 
   r["level"] = engine;
   r["peers"] = t.peers;
   r["servers"] = o.servers;
+  r["server_threads"] = o.server_threads;
   r["bitrate"] = o.bitrate;
   r["n"] = o.n;
   r["symbol"] = o.symbol_size;
@@ -212,7 +214,8 @@ int run_serve(int argc, char** argv) {
     ("backend", po::value(&o.backend)->default_value(o.backend), "the server's coding engine: auto, cpu or cuda")
     ("server-bin", po::value(&o.server_bin), "ncast-server to run (default: the one of this build tree)")
     ("servers", po::value(&o.servers)->default_value(1), "server processes sharing the peers out (peer i to server i mod k)")
-    ("server-cpu", po::value(&o.server_cpu)->default_value(-1), "pin server i to CPU server-cpu + i (-1: do not); --cpu pins the swarm")
+    ("server-threads", po::value(&o.server_threads)->default_value(1), "ncast-server --threads of each server process")
+    ("server-cpu", po::value(&o.server_cpu)->default_value(-1), "pin server i to CPUs server-cpu + i·T .. + T−1, T = --server-threads (-1: do not); --cpu pins the swarm")
     ("anchor-seconds", po::value(&o.anchor_seconds)->default_value(o.anchor_seconds), "measuring time of each raw UDP anchor")
     ("anchor-run", po::value(&o.anchor_run)->default_value(o.anchor_run), "datagrams in a row to one destination in the anchor (runs > 1 become UDP GSO sends)")
     ("plot", po::value(&o.plot), "draw peers against late segments and server CPU into this PNG (gnuplot; .dat and .gp beside it)");
@@ -227,6 +230,7 @@ int run_serve(int argc, char** argv) {
   if (o.n < 1 || o.n > 256) throw po::error("--symbols must be 1..256");
   if (o.anchor_run < 1 || o.anchor_run > 64) throw po::error("--anchor-run must be 1..64");
   if (o.servers < 1 || o.servers > 256) throw po::error("--servers must be 1..256");
+  if (o.server_threads < 1 || o.server_threads > 256) throw po::error("--server-threads must be 1..256");
   if (proto::coded_packet_size(0, o.symbol_size) > 1200) throw po::error("--symbol-size must keep coded packets within 1200 octets");
   swarm::parse_loss(o.loss);
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
@@ -285,6 +289,7 @@ int run_serve(int argc, char** argv) {
   summary["symbol"] = o.symbol_size;
   summary["loss"] = o.loss;
   summary["servers"] = o.servers;
+  summary["server_threads"] = o.server_threads;
   summary["max_peers"] = best;
   summary["bracket_fail"] = hi ? nlohmann::json(*hi) : nlohmann::json(nullptr);
   summary["trials"] = trials.size();

@@ -22,7 +22,7 @@ std::string default_server_binary() {
   return (self.parent_path() / ".." / ".." / "server" / "ncast-server").lexically_normal().string();
 }
 
-ServerProcess::ServerProcess(const std::string& binary, const std::vector<std::string>& args, int cpu,
+ServerProcess::ServerProcess(const std::string& binary, const std::vector<std::string>& args, int cpu, int cpus,
                              std::chrono::milliseconds timeout) {
   if (::access(binary.c_str(), X_OK) != 0)
     throw std::runtime_error("no ncast-server at " + binary + " (build it, or give --server-bin)");
@@ -42,7 +42,7 @@ ServerProcess::ServerProcess(const std::string& binary, const std::vector<std::s
     if (cpu >= 0) {
       cpu_set_t set;
       CPU_ZERO(&set);
-      CPU_SET(cpu, &set);
+      for (int c = cpu; c < cpu + cpus; ++c) CPU_SET(c, &set);
       ::sched_setaffinity(0, sizeof set, &set);
     }
     ::dup2(pipe_fds[1], STDOUT_FILENO);

@@ -16,8 +16,9 @@ namespace ncast::bench {
 
 class ServerProcess {
  public:
-  // Throws std::runtime_error with the server's own words when it does not start within timeout.
-  ServerProcess(const std::string& binary, const std::vector<std::string>& args, int cpu,
+  // Pinned to CPUs cpu .. cpu+cpus-1 when cpu >= 0. Throws std::runtime_error with the server's own
+  // words when it does not start within timeout.
+  ServerProcess(const std::string& binary, const std::vector<std::string>& args, int cpu, int cpus = 1,
                 std::chrono::milliseconds timeout = std::chrono::seconds(20));
   ~ServerProcess();
   ServerProcess(const ServerProcess&) = delete;
