@@ -13,10 +13,12 @@
 // wgmma descriptors read: 8-row × 16-byte core matrices, K-adjacent ones 128 bytes apart and
 // M/N-adjacent ones 256), then each of its warpgroups works on passes of 64·TC positions: the
 // warpgroup transposes its positions of the sources into A (bytes of a position side by side, by
-// PRMT 4×4 byte transposes on the way from global to shared memory), then for each group of J
-// outputs issues TC·ks wgmmas (TC position tiles × ks steps of 32 sources) and packs the low bits
-// of the accumulators into bytes. The warpgroups sync only among themselves (named barriers), so
-// one packs while the other's wgmmas run.
+// PRMT 4×4 byte transposes), then for each group of J outputs issues TC·ks wgmmas (TC position
+// tiles × ks steps of 32 sources) and packs the low bits of the accumulators into bytes. The
+// sources reach the transpose through a ring of passes in their row layout, fetched with cp.async
+// several passes ahead, where shared memory has room beside the coefficients (few sources: RLNC
+// n=32, RS), else straight from global memory. The warpgroups sync only among themselves (named
+// barriers), so one packs while another's wgmmas run.
 //
 // Column order of B (the N = 8J bit columns of a group) puts all 8 bits of an output in one thread:
 // a thread holds columns 8g + 2q + e (q = lane % 4), so column (g, q, e) is output q + 4·(g / 4),
@@ -138,10 +140,32 @@ __device__ inline void store_run(std::uint8_t* row, std::size_t col, std::size_t
     if (col + 4 * u < len) store_word(row, col + 4 * u, len, w[u], accumulate);
 }
 
-// Sources [k_first, k_first + 32·ks) at positions [pos0, pos0 + 64·TC) into the warpgroup's A tiles:
-// tile (s, T) holds sources 32s.. of the positions of tile T (row order above). Sources past k and
-// positions past len are zeros. Work items are 4 sources × 16 positions: four 16-byte loads, four
-// 4×4 byte transposes, sixteen 4-byte stores.
+// Four sources × sixteen positions (w[r][u]: source 4·quad + r, positions 16·sixteen + 4u ..) into
+// the warpgroup's A tiles: tile (s, T) holds sources 32s.. of the positions of tile T (row order
+// above). Four 4×4 byte transposes (8 PRMT each), sixteen 4-byte stores.
+template <int TC>
+__device__ inline void store_transposed(const std::uint32_t (&w)[4][4], int quad, int sixteen, std::uint8_t* tiles) {
+  const std::uint32_t s = quad / 8, byte = (quad % 8) * 4;
+#pragma unroll
+  for (int u = 0; u < 4; ++u) {
+    // Four positions × four sources: o[k] holds position 4u + k, sources in byte order.
+    const std::uint32_t t0 = __byte_perm(w[0][u], w[1][u], 0x5140), t1 = __byte_perm(w[2][u], w[3][u], 0x5140);
+    const std::uint32_t t2 = __byte_perm(w[0][u], w[1][u], 0x7362), t3 = __byte_perm(w[2][u], w[3][u], 0x7362);
+    const std::uint32_t o[4] = {__byte_perm(t0, t1, 0x5410), __byte_perm(t0, t1, 0x7632),
+                                __byte_perm(t2, t3, 0x5410), __byte_perm(t2, t3, 0x7632)};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const std::uint32_t lp = 16 * sixteen + 4 * u + k;  // position within the pass
+      const std::uint32_t run = lp / (2 * TC), v = lp % (2 * TC);
+      const std::uint32_t row = 16 * (run / 8) + 8 * (v % 2) + run % 8, tile = s * TC + v / 2;
+      *reinterpret_cast<std::uint32_t*>(tiles + tile * kTile + tile_offset(row, byte)) = o[k];
+    }
+  }
+}
+
+// Sources [k_first, k_first + 32·ks) at positions [pos0, pos0 + 64·TC) straight from global memory
+// into the warpgroup's A tiles (sources past k and positions past len are zeros). Work items are
+// 4 sources × 16 positions: four 16-byte loads, then store_transposed.
 template <int TC>
 __device__ void load_sources(const KernelProblem& p, std::size_t k_first, int ks, std::size_t pos0, std::uint8_t* tiles,
                              unsigned wtid) {
@@ -163,23 +187,63 @@ __device__ void load_sources(const KernelProblem& p, std::size_t k_first, int ks
         for (int u = 0; u < 4; ++u) w[r][u] = source < p.k && col + 4 * u < p.len ? load_word(row, col + 4 * u, p.len) : 0u;
       }
     }
-    const std::uint32_t s = quad / 8, byte = (quad % 8) * 4;
-#pragma unroll
-    for (int u = 0; u < 4; ++u) {
-      // Four positions × four sources: o[k] holds position 4u + k, sources in byte order.
-      const std::uint32_t t0 = __byte_perm(w[0][u], w[1][u], 0x5140), t1 = __byte_perm(w[2][u], w[3][u], 0x5140);
-      const std::uint32_t t2 = __byte_perm(w[0][u], w[1][u], 0x7362), t3 = __byte_perm(w[2][u], w[3][u], 0x7362);
-      const std::uint32_t o[4] = {__byte_perm(t0, t1, 0x5410), __byte_perm(t0, t1, 0x7632),
-                                  __byte_perm(t2, t3, 0x5410), __byte_perm(t2, t3, 0x7632)};
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const std::uint32_t lp = 16 * sixteen + 4 * u + k;  // position within the pass
-        const std::uint32_t run = lp / (2 * TC), v = lp % (2 * TC);
-        const std::uint32_t row = 16 * (run / 8) + 8 * (v % 2) + run % 8, tile = s * TC + v / 2;
-        *reinterpret_cast<std::uint32_t*>(tiles + tile * kTile + tile_offset(row, byte)) = o[k];
-      }
+    store_transposed<TC>(w, quad, sixteen, tiles);
+  }
+}
+
+// The asynchronous way in (cp.async, no registers held while the bytes travel): a pass's sources
+// in their row layout, source r of the slice at raw + r·64·TC, positions side by side. Rows of
+// sources past k are left alone (the transpose reads zeros for them); bytes past len are zeros; a
+// pass at or past len is an empty copy group.
+template <int TC>
+__device__ void fetch_sources(const KernelProblem& p, std::size_t k_first, int ks, std::size_t pos0, std::uint8_t* raw,
+                              unsigned wtid) {
+  constexpr int kRow = 64 * TC, kChunks = kRow / 16;
+  const std::size_t rows = pos0 >= p.len ? 0 : p.k - k_first < static_cast<std::size_t>(32 * ks) ? p.k - k_first : 32 * ks;
+  const int items = static_cast<int>(rows) * kChunks;
+  for (int item = static_cast<int>(wtid); item < items; item += 128) {
+    const int r = item / kChunks, chunk = item % kChunks;
+    const std::size_t col = pos0 + 16 * static_cast<std::size_t>(chunk);
+    std::uint8_t* dst = raw + r * kRow + 16 * chunk;
+    if (col < p.len) {
+      const unsigned bytes = p.len - col < 16 ? static_cast<unsigned>(p.len - col) : 16u;  // the rest zero-filled
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(
+                       static_cast<std::uint32_t>(__cvta_generic_to_shared(dst))),
+                   "l"(p.src + (k_first + r) * p.src_pitch + col), "r"(bytes)
+                   : "memory");
+    } else {
+      *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
     }
   }
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+// A pass fetched by fetch_sources, from shared memory into the A tiles.
+template <int TC>
+__device__ void transpose_sources(const KernelProblem& p, std::size_t k_first, int ks, const std::uint8_t* raw,
+                                  std::uint8_t* tiles, unsigned wtid) {
+  constexpr int kSixteens = 64 * TC / 16, kRow = 64 * TC;
+  const int items = ks * 8 * kSixteens;
+  for (int item = static_cast<int>(wtid); item < items; item += 128) {
+    const int sixteen = item % kSixteens, quad = item / kSixteens;
+    std::uint32_t w[4][4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int row = 4 * quad + r;
+      if (k_first + row < p.k) {
+        const uint4 v = *reinterpret_cast<const uint4*>(raw + row * kRow + 16 * sixteen);
+        w[r][0] = v.x, w[r][1] = v.y, w[r][2] = v.z, w[r][3] = v.w;
+      } else {
+        w[r][0] = w[r][1] = w[r][2] = w[r][3] = 0;
+      }
+    }
+    store_transposed<TC>(w, quad, sixteen, tiles);
+  }
+}
+
+template <int N>
+__device__ inline void copy_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
 // The coefficients of outputs [i0, i0 + J·groups) over sources [k_first, k_first + 32·ks) as bit
@@ -211,35 +275,71 @@ __device__ void expand_coefficients(const KernelProblem& p, std::size_t i0, std:
   }
 }
 
-// Packs the low bits of the accumulators of one group into output bytes and stores them.
+// Word u of output gq (positions 4u .. 4u+3 of the thread's run: tiles 2u, 2u+1, rows h = 0, 1).
+// Gathering: the accumulators are popcounts below 2^16, so d_a + d_b·2^16 (one IMAD, on the FMA
+// pipe) keeps both low bits, at bits 0 and 16, and one PRMT takes bytes 0 and 2 of two such sums:
+// y[t], whose byte k holds in bit 0 bit t of position k's output byte (above it, other bits of the
+// popcounts). Merging: three levels of shift (IMAD) and select (one LOP3 with a constant mask),
+// each taking the low 1, 2, 4 clean bits of every byte from one operand and the next ones from the
+// other, shifted; the bits a shift carries into the next byte fall where the mask takes the other
+// operand. In the SASS: 8 PRMT and 8 LOP3 on the integer pipe and 23 IMAD on the FMA pipe a word,
+// where three PRMT and an AND per plane had 36 operations on the integer pipe.
 template <int J, int TC>
-__device__ void store_group(const KernelProblem& p, std::uint32_t (&d)[TC][4 * J], std::size_t first_output,
+__device__ inline std::uint32_t pack_word(const std::uint32_t (&d)[TC][4 * J], int gq, int u) {
+  auto select = [](std::uint32_t lo, std::uint32_t hi, std::uint32_t mask) { return (lo & mask) | (hi & ~mask); };
+  std::uint32_t y[8];
+#pragma unroll
+  for (int t = 0; t < 8; ++t) {
+    const int i = 4 * (4 * gq + t / 2) + t % 2;  // accumulator of column (g, q, e), row half 0
+    const std::uint32_t even = d[2 * u][i] + d[2 * u + 1][i] * 0x10000u;           // positions 0, 2
+    const std::uint32_t odd = d[2 * u][i + 2] + d[2 * u + 1][i + 2] * 0x10000u;    // positions 1, 3
+    y[t] = __byte_perm(even, odd, 0x6240);
+  }
+  const std::uint32_t y01 = select(y[0], y[1] * 2, 0x01010101u), y23 = select(y[2], y[3] * 2, 0x01010101u);
+  const std::uint32_t y45 = select(y[4], y[5] * 2, 0x01010101u), y67 = select(y[6], y[7] * 2, 0x01010101u);
+  return select(select(y01, y23 * 4, 0x03030303u), select(y45, y67 * 4, 0x03030303u) * 16, 0x0F0F0F0Fu);
+}
+
+// Packs the low bits of the accumulators of one group into output bytes and stores them: any
+// group, at the edges of the outputs and of the length, and accumulating.
+template <int J, int TC>
+__device__ void store_group(const KernelProblem& p, const std::uint32_t (&d)[TC][4 * J], std::size_t first_output,
                             std::size_t col, bool accumulate, unsigned q) {
 #pragma unroll
   for (int gq = 0; gq < J / 4; ++gq) {
     const std::size_t out = first_output + 4 * gq + q;
     std::uint32_t w[TC / 2];
 #pragma unroll
-    for (int u = 0; u < TC / 2; ++u) {
-      // Word u: positions 4u .. 4u+3 of the run are tiles 2u, 2u+1, rows h = 0, 1.
-      std::uint32_t y[8];  // y[t]: bit 0 of each byte is bit t of that position's output byte
-#pragma unroll
-      for (int t = 0; t < 8; ++t) {
-        const int i = 4 * (4 * gq + t / 2) + t % 2;  // accumulator of column (g, q, e), row half 0
-        const std::uint32_t lo = __byte_perm(d[2 * u][i], d[2 * u][i + 2], 0x0040);
-        const std::uint32_t hi = __byte_perm(d[2 * u + 1][i], d[2 * u + 1][i + 2], 0x0040);
-        y[t] = __byte_perm(lo, hi, 0x5410) & 0x01010101u;
-      }
-      // A tree of shift-adds (disjoint bits, so + is |): seven operations, three deep.
-      const std::uint32_t y01 = (y[1] << 1) + y[0], y23 = (y[3] << 1) + y[2];
-      const std::uint32_t y45 = (y[5] << 1) + y[4], y67 = (y[7] << 1) + y[6];
-      w[u] = (((y67 << 2) + y45) << 4) + (y23 << 2) + y01;
-    }
+    for (int u = 0; u < TC / 2; ++u) w[u] = pack_word<J, TC>(d, gq, u);
     if (out < p.m) store_run<TC>(p.dst + out * p.dst_pitch, col, p.len, w, accumulate);
   }
 }
 
-template <int J, int TC, int WG>
+// The common case, a whole group inside the outputs and the length, written over: its words go
+// straight to the thread's run in each of its J/4 rows, `row` the first, `pitch` apart by 4 outputs.
+template <int J, int TC>
+__device__ inline void store_whole_group(const std::uint32_t (&d)[TC][4 * J], std::uint8_t* row, std::size_t pitch4) {
+#pragma unroll
+  for (int gq = 0; gq < J / 4; ++gq) {
+    std::uint32_t w[TC / 2];
+#pragma unroll
+    for (int u = 0; u < TC / 2; ++u) w[u] = pack_word<J, TC>(d, gq, u);
+    std::uint8_t* at = row + gq * pitch4;
+    if constexpr (TC == 4) *reinterpret_cast<uint2*>(at) = make_uint2(w[0], w[1]);
+    else *reinterpret_cast<std::uint32_t*>(at) = w[0];
+  }
+}
+
+template <int N>
+__device__ inline void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+__device__ inline void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ inline void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+
+// Sources of a pass travel through a ring of S stages per warpgroup (cp.async, fetched S - 1 passes
+// ahead) when S > 0, straight from global memory otherwise.
+template <int J, int TC, int WG, int S>
 __global__ void __launch_bounds__(WG * 128, 1)
     tensor_kernel(KernelArgs args, std::size_t k_first, int ks_max, int groups_max) {
   constexpr int N = 8 * J;
@@ -256,10 +356,13 @@ __global__ void __launch_bounds__(WG * 128, 1)
   std::uint8_t* data = smem + static_cast<std::size_t>(groups_max) * ks_max * N * 32;
   const unsigned tid = threadIdx.x, wg = tid / 128, wtid = tid % 128, warp = wtid / 32, lane = tid % 32;
   std::uint8_t* tiles = data + wg * static_cast<std::size_t>(ks_max) * TC * kTile;
+  const std::size_t raw_stage = static_cast<std::size_t>(ks_max) * 32 * kPass;
+  std::uint8_t* raw = data + WG * static_cast<std::size_t>(ks_max) * TC * kTile + wg * S * raw_stage;
   const std::uint32_t tiles_address = static_cast<std::uint32_t>(__cvta_generic_to_shared(tiles));
   const std::uint32_t coef_address = static_cast<std::uint32_t>(__cvta_generic_to_shared(coef));
   // This thread's run of 2TC positions within a pass.
   const std::size_t run = (8 * warp + lane / 4) * 2 * TC;
+  const std::size_t first_pass = (std::size_t{blockIdx.x} * WG + wg) * kPass, stride = std::size_t{gridDim.x} * WG * kPass;
 
   std::uint32_t d[TC][4 * J];
 #pragma unroll
@@ -267,10 +370,30 @@ __global__ void __launch_bounds__(WG * 128, 1)
 #pragma unroll
     for (int i = 0; i < 4 * J; ++i) d[T][i] = 0;
 
+  // Descriptors of the first A tile and of the first coefficient operand; the others are offsets of
+  // these (the address field, in 16-byte units, cannot carry: shared memory ends below 2^18).
+  const std::uint64_t a_desc = descriptor(tiles_address), b_desc = descriptor(coef_address);
+  const std::size_t pitch4 = 4 * p.dst_pitch;
+  // The wgmmas of group G over the pass's A tiles, waited for.
+  auto products = [&](int G) {
+    fence_operands<TC, 4 * J>(d);
+    wgmma_fence();
+    std::uint64_t a = a_desc, b = b_desc + static_cast<std::uint64_t>(G * ks) * (N * 32 / 16);
+    for (int s = 0; s < ks; ++s, a += TC * (kTile / 16), b += N * 32 / 16) {
+#pragma unroll
+      for (int T = 0; T < TC; ++T) mma<N>(d[T], a + T * (kTile / 16), b, s);
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_operands<TC, 4 * J>(d);
+  };
+
   for (std::size_t i0 = std::size_t{blockIdx.y} * outputs_per_block; i0 < p.m;
        i0 += std::size_t{gridDim.y} * outputs_per_block) {
     const std::size_t left = (p.m - i0 + J - 1) / J;
     const int groups = left < static_cast<std::size_t>(groups_max) ? static_cast<int>(left) : groups_max;
+    const std::size_t inside = (p.m - i0) / J;  // groups with no output past m
+    const int whole_groups = inside < static_cast<std::size_t>(groups) ? static_cast<int>(inside) : groups;
     __syncthreads();  // the previous output block is done with every buffer
     auto* rows = reinterpret_cast<uint2*>(data);  // the bit-matrix rows of all 256 values, for the expansion
     for (unsigned c = tid; c < 256; c += WG * 128)
@@ -280,39 +403,57 @@ __global__ void __launch_bounds__(WG * 128, 1)
     fence_async_shared();
     __syncthreads();
 
-    for (std::size_t pos0 = (std::size_t{blockIdx.x} * WG + wg) * kPass; pos0 < p.len;
-         pos0 += std::size_t{gridDim.x} * WG * kPass) {
-      warpgroup_barrier(wg);  // every warp's wgmmas of the last pass have completed
-      load_sources<TC>(p, k_first, ks, pos0, tiles, wtid);
+    if constexpr (S > 0)
+      for (int f = 0; f < S - 1; ++f)  // the ring's first S - 1 passes (empty copy groups past len)
+        fetch_sources<TC>(p, k_first, ks, first_pass + f * stride < p.len ? first_pass + f * stride : p.len,
+                          raw + f * raw_stage, wtid);
+    int stage = 0;
+    for (std::size_t pos0 = first_pass; pos0 < p.len; pos0 += stride) {
+      if constexpr (S > 0) {
+        // The stage of the pass S - 1 ahead is the one the last pass used: every thread of the
+        // warpgroup has passed the barrier after that pass's transpose.
+        const std::size_t ahead = pos0 + (S - 1) * stride;
+        fetch_sources<TC>(p, k_first, ks, ahead < p.len ? ahead : p.len, raw + ((stage + S - 1) % S) * raw_stage, wtid);
+        copy_wait<S - 1>();
+        warpgroup_barrier(wg);  // this pass's bytes have landed, and every warp's wgmmas of the last pass completed
+        transpose_sources<TC>(p, k_first, ks, raw + stage * raw_stage, tiles, wtid);
+        stage = stage + 1 == S ? 0 : stage + 1;
+      } else {
+        warpgroup_barrier(wg);  // every warp's wgmmas of the last pass have completed
+        load_sources<TC>(p, k_first, ks, pos0, tiles, wtid);
+      }
       fence_async_shared();
       warpgroup_barrier(wg);
-      for (int G = 0; G < groups; ++G) {
-        fence_operands<TC, 4 * J>(d);
-        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-        for (int s = 0; s < ks; ++s) {
-          const std::uint64_t b = descriptor(coef_address + (G * ks + s) * N * 32);
-#pragma unroll
-          for (int T = 0; T < TC; ++T) mma<N>(d[T], descriptor(tiles_address + (s * TC + T) * kTile), b, s);
-        }
-        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-        fence_operands<TC, 4 * J>(d);
+      // Groups wholly inside the outputs of a pass wholly inside the length, written over, take the
+      // short way out (store_whole_group); the rest, store_group. Two loops, so that neither the
+      // edge tests nor their address arithmetic sit in the common one.
+      const int whole = !accumulate && pos0 + kPass <= p.len ? whole_groups : 0;
+      std::uint8_t* row = p.dst + (i0 + lane % 4) * p.dst_pitch + pos0 + run;
+      int G = 0;
+      for (; G < whole; ++G, row += J * p.dst_pitch) {
+        products(G);
+        store_whole_group<J, TC>(d, row, pitch4);
+      }
+      for (; G < groups; ++G) {
+        products(G);
         if (pos0 + run < p.len)
           store_group<J, TC>(p, d, i0 + static_cast<std::size_t>(G) * J, pos0 + run, accumulate, lane % 4);
       }
     }
+    if constexpr (S > 0) copy_wait<0>();  // nothing left in flight into the ring (only empty groups remain)
   }
 }
 
-template <int J, int TC, int WG>
+template <int J, int TC, int WG, int S>
 std::size_t shared_bytes(int ks, int groups) {
-  return static_cast<std::size_t>(groups) * ks * 8 * J * 32 + static_cast<std::size_t>(WG) * ks * TC * kTile;
+  return static_cast<std::size_t>(groups) * ks * 8 * J * 32 + static_cast<std::size_t>(WG) * ks * TC * kTile +
+         static_cast<std::size_t>(WG) * S * ks * 32 * 64 * TC;
 }
 
-template <int J, int TC, int WG>
+template <int J, int TC, int WG, int S>
 bool image_present() {
   cudaFuncAttributes attributes;
-  const cudaError_t err = cudaFuncGetAttributes(&attributes, tensor_kernel<J, TC, WG>);
+  const cudaError_t err = cudaFuncGetAttributes(&attributes, tensor_kernel<J, TC, WG, S>);
   if (err != cudaSuccess) cudaGetLastError();  // not sticky; leave no error behind for the next check
   return err == cudaSuccess;
 }
@@ -337,30 +478,47 @@ std::size_t blocks_along(std::size_t passes, std::size_t others, std::size_t sms
   return along;
 }
 
-template <int J, int TC, int WG>
-void launch_shape(const KernelArgs& args, std::size_t max_k, cudaStream_t stream) {
-  const auto kernel = tensor_kernel<J, TC, WG>;
+template <int J, int TC, int WG, int S>
+void launch_kernel(const KernelArgs& args, std::size_t k_first, int ks, int groups, cudaStream_t stream) {
+  const auto kernel = tensor_kernel<J, TC, WG, S>;
   int device = 0, sms = 0;
   check(cudaGetDevice(&device), "reading the current device");
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "reading the SM count");
+  const std::size_t bytes = std::max<std::size_t>(shared_bytes<J, TC, WG, S>(ks, groups), 2048);  // the expansion's row table
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
+        "allowing the tensor kernel its shared memory");
+  const std::size_t blocks_m = (args.max_m + static_cast<std::size_t>(J) * groups - 1) / (static_cast<std::size_t>(J) * groups);
+  const std::size_t passes = (args.max_len + 64 * TC - 1) / (64 * TC);
+  const std::size_t others = std::min<std::size_t>(blocks_m, kMaxGridYZ) * args.count;
+  const std::size_t along = blocks_along(passes, others, static_cast<std::size_t>(sms), WG);
+  const dim3 grid(static_cast<unsigned>(along), static_cast<unsigned>(std::min<std::size_t>(blocks_m, kMaxGridYZ)),
+                  args.count);
+  kernel<<<grid, WG * 128, bytes, stream>>>(args, k_first, ks, groups);
+  check_launch("tensor");
+}
+
+// The ring depths of the asynchronous source fetch: the deeper one where it fits beside every
+// output's coefficients, else the shallower one, else none (loads straight into the A tiles).
+constexpr int kDeepStages = 6, kStages = 4;
+
+template <int J, int TC, int WG>
+void launch_shape(const KernelArgs& args, std::size_t max_k, cudaStream_t stream) {
   const std::size_t want_groups = (args.max_m + J - 1) / J;
   // Products of more than kTensorMaxSources sources go in slices, the later ones accumulating.
   for (std::size_t k_first = 0; k_first == 0 || k_first < max_k; k_first += kTensorMaxSources) {
     const std::size_t slice = std::min<std::size_t>(max_k - k_first, kTensorMaxSources);
     const int ks = slice == 0 ? 1 : static_cast<int>((slice + 31) / 32);
     int groups = static_cast<int>(std::min<std::size_t>(want_groups, kMaxOutputs / J));
-    while (groups > 1 && shared_bytes<J, TC, WG>(ks, groups) > kSharedLimit) --groups;
-    const std::size_t bytes = std::max<std::size_t>(shared_bytes<J, TC, WG>(ks, groups), 2048);  // the expansion's row table
-    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
-          "allowing the tensor kernel its shared memory");
-    const std::size_t blocks_m = (args.max_m + static_cast<std::size_t>(J) * groups - 1) / (static_cast<std::size_t>(J) * groups);
-    const std::size_t passes = (args.max_len + 64 * TC - 1) / (64 * TC);
-    const std::size_t others = std::min<std::size_t>(blocks_m, kMaxGridYZ) * args.count;
-    const std::size_t along = blocks_along(passes, others, static_cast<std::size_t>(sms), WG);
-    const dim3 grid(static_cast<unsigned>(along), static_cast<unsigned>(std::min<std::size_t>(blocks_m, kMaxGridYZ)),
-                    args.count);
-    kernel<<<grid, WG * 128, bytes, stream>>>(args, k_first, ks, groups);
-    check_launch("tensor");
+    if (shared_bytes<J, TC, WG, kDeepStages>(ks, groups) <= kSharedLimit) {
+      launch_kernel<J, TC, WG, kDeepStages>(args, k_first, ks, groups, stream);
+      continue;
+    }
+    if (shared_bytes<J, TC, WG, kStages>(ks, groups) <= kSharedLimit) {
+      launch_kernel<J, TC, WG, kStages>(args, k_first, ks, groups, stream);
+      continue;
+    }
+    while (groups > 1 && shared_bytes<J, TC, WG, 0>(ks, groups) > kSharedLimit) --groups;
+    launch_kernel<J, TC, WG, 0>(args, k_first, ks, groups, stream);
   }
 }
 
@@ -368,15 +526,19 @@ void launch_shape(const KernelArgs& args, std::size_t max_k, cudaStream_t stream
 
 // Groups of 8 outputs (N = 64) and 128 positions per pass: 64 accumulators a thread, so four
 // warpgroups fit and four warps per scheduler hide each other's latencies (measured: two warpgroups
-// of twice the tile, or with two accumulator sets so that a warp packs one group while the next
+// of twice the tile, or two accumulator sets so that a warp packs one group or tile while the next
 // one's wgmmas run, were slower). Groups of 4 outputs and 256-position passes for products of at
-// most 4 outputs (RS parity), which would leave half of N idle.
-bool tensor_kernel_present() { return image_present<8, 2, 4>() && image_present<4, 4, 4>(); }
+// most 8 outputs (RS parity), which would leave half of N idle or, at 5 to 8 outputs, move half as
+// many bytes per pass (RS 32+8 on the H100: 1600 GB/s of data against 1240).
+bool tensor_kernel_present() {
+  return image_present<8, 2, 4, 0>() && image_present<8, 2, 4, kStages>() && image_present<8, 2, 4, kDeepStages>() &&
+         image_present<4, 4, 4, 0>() && image_present<4, 4, 4, kStages>() && image_present<4, 4, 4, kDeepStages>();
+}
 
 void launch_tensor(const KernelArgs& args, std::size_t max_k, cudaStream_t stream) {
-  // Groups of 4 outputs suit RS parity (no idle columns), but their 256-position passes hold 4·ks
-  // tiles per warpgroup: only up to 128 sources fit.
-  if (args.max_m <= 4 && max_k <= 128) return launch_shape<4, 4, 4>(args, max_k, stream);
+  // Groups of 4 outputs suit RS parity, but their 256-position passes hold 4·ks tiles per warpgroup:
+  // only up to 128 sources fit.
+  if (args.max_m <= 8 && max_k <= 128) return launch_shape<4, 4, 4>(args, max_k, stream);
   launch_shape<8, 2, 4>(args, max_k, stream);
 }
 

@@ -227,9 +227,11 @@ TEST(KernelChoice, AutomaticPicksTheTensorKernelOrBitsliceWhereTheyWin) {
   EXPECT_EQ(fastest_kernel(16384, 128, 4096), many);
   EXPECT_EQ(fastest_kernel(128, 128, 4096, 264), many);
   EXPECT_EQ(fastest_kernel(128, 128, 4096, 1), tensor_kernel_available() ? Kernel::tensor_b1 : Kernel::prmt);
-  // Few outputs (RS parity) or few sources: prmt.
+  // RS parity of 8 outputs from 32 sources: the tensor kernel where the device runs it.
+  EXPECT_EQ(fastest_kernel(8, 32, std::size_t{32} << 20), tensor_kernel_available() ? Kernel::tensor_b1 : Kernel::prmt);
+  // Few outputs from few sources (RS 10+4), or few sources: prmt.
   EXPECT_EQ(fastest_kernel(4, 10, std::size_t{32} << 20), Kernel::prmt);
-  EXPECT_EQ(fastest_kernel(8, 32, std::size_t{32} << 20), Kernel::prmt);
+  EXPECT_EQ(fastest_kernel(8, 20, std::size_t{32} << 20), Kernel::prmt);
   EXPECT_EQ(fastest_kernel(16384, 4, 4096), Kernel::prmt);
 }
 

@@ -3,7 +3,7 @@
 // groups of 16 outputs, up to 8 groups a block), source counts that are not multiples of its
 // 32-source steps, above its 256-source slice, lengths that end inside a 4-byte word, a pass of
 // 128 / 256 / 512 positions and a block's two warpgroups; plain and accumulating; and in batches with
-// skipped products.
+// skipped products; long rows that wrap the ring of asynchronously fetched sources.
 #include <gtest/gtest.h>
 
 #include <iterator>
@@ -93,6 +93,17 @@ TEST(TensorKernel, MatchesTheCpuEngineOnOddShapes) {
       {128, 128, 4100}, {129, 63, 1025}, {300, 129, 3000}, {40, 255, 999}, {33, 256, 517}, {20, 257, 300},
       {7, 300, 1000}, {250, 200, 64},  {1030, 17, 129},
   };
+  for (const Case& c : cases) expect_agreement(c, rng, cpu);
+}
+
+// Long rows, where each warpgroup works through more passes than the source ring has stages (the
+// ring wraps, and the last passes end inside a 16-byte copy): RS-like shapes of 4 and 8 outputs,
+// and a group-pipelined product of 16 outputs.
+TEST(TensorKernel, MatchesTheCpuEngineOnLongRows) {
+  NCAST_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 rng(24);
+  CpuEngine cpu;
+  const Case cases[] = {{8, 32, 600'001}, {4, 10, 1'100'005}, {7, 29, 400'003}, {16, 32, 300'007}};
   for (const Case& c : cases) expect_agreement(c, rng, cpu);
 }
 
