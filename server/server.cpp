@@ -279,10 +279,8 @@ void Server::on_protected(std::span<std::uint8_t> d, const proto::Address& from,
   const auto in = s.receive(d, *header, now);
   if (in.drop) return metrics_.drops.count(*in.drop);
   if (in.bye) return close(slot, CloseReason::bye, false);
-  // The ACK may open a round: look again when the session's pacing allows a packet.
-  s.refill(now);
-  const std::size_t max_packet = config_.max_datagram;
-  schedule(slot, s.can_send(max_packet) ? now : s.pacing_ready(max_packet, now));
+  // The ACK may open a round or change the rate: the session is looked at on the next tick.
+  schedule(slot, now);
 }
 
 // ---- scheduling ----

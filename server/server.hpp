@@ -47,7 +47,8 @@ struct ServerConfig {
   std::size_t socket_buffer = 4 << 20;
   // Wake-ups for pacing are rounded up to this grid, so that the sessions due within one tick are
   // served by one timer expiry and their packets leave in one sendmmsg. A session's token bucket holds
-  // at least two datagrams, so the rounding delays packets by less than a tick and costs no rate.
+  // at least two datagrams, so the rounding delays packets by less than a tick and costs no rate. The
+  // price is burstier output (a tick's packets leave together); 1 µs is per-session timing.
   std::chrono::microseconds pacing_tick{1000};
   // A paced session's peer may hold back an ACK for up to this many of the session's packet intervals
   // (at least max_ack_delay_ms, at most kMaxPacedAckDelayMs): at 768 kbit/s a peer then acknowledges
