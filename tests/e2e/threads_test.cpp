@@ -14,7 +14,7 @@ TEST(Streaming, AFourThreadServerServesTwentyFourPeersByteExactly) {
   const auto media = random_bytes(kBytes, 41);
   write_file(dir / "show", media);
   auto server = start_server(dir, "server", {"--file", (dir / "show").string(), "--threads", "4", "--bitrate", "8M",
-                                             "--stats-interval", "0"});
+                                             "--pacing-tick-us", "1000", "--stats-interval", "0"});
   EXPECT_EQ(server.listening["threads"], 4);
   constexpr int kPeers = 24;
   std::vector<std::unique_ptr<Process>> peers;

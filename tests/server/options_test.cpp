@@ -32,7 +32,7 @@ TEST(ServerOptions, DefaultsAndValues) {
   EXPECT_EQ(o.backend, Backend::automatic);
   EXPECT_FALSE(o.server_id);
   EXPECT_EQ(o.threads, 1u);
-  EXPECT_EQ(o.config.pacing_tick, std::chrono::microseconds(1000));
+  EXPECT_EQ(o.config.pacing_tick, std::chrono::microseconds(1));
   const auto t = parse({"--file", "a", "--threads", "3", "--pacing-tick-us", "250"});
   EXPECT_EQ(t.options.threads, 3u);
   EXPECT_EQ(t.options.config.pacing_tick, std::chrono::microseconds(250));
