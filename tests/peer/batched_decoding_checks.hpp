@@ -22,6 +22,7 @@
 #include "peer/decode_batcher.hpp"
 #include "peer/stream_receiver.hpp"
 #include "server/media_stream.hpp"
+#include "tests/peer/stream_source.hpp"
 
 namespace ncast::peer::testing {
 
@@ -182,45 +183,6 @@ inline void check_segment_decoders_agree(const std::shared_ptr<DecodeBatcher>& b
   EXPECT_GT(s.latency_max_s, 0.0);
 }
 
-// One source of a stream of 16 × 32-octet symbols per segment.
-struct StreamSource {
-  StreamSource(std::uint32_t server_id, const std::vector<std::uint8_t>& media)
-      : coder(server::make_engine_chunk_coder(engine)), cache(*coder, 1 << 20) {
-    stream = std::make_unique<server::MediaStream>(
-        server::StreamInfo{"s", server::stream_id_of("s"), server_id, 16, 32, 0, false}, cache);
-    for (std::size_t off = 0; off < media.size(); off += stream->segment_bytes())
-      stream->append({media.data() + off, std::min(stream->segment_bytes(), media.size() - off)});
-    stream->finish();
-  }
-  proto::ManifestBody manifest() const {
-    proto::ManifestBody m;
-    m.server_id = stream->info().server_id;
-    m.stream_id = stream->info().stream_id;
-    m.name = "s";
-    m.n = 16;
-    m.symbol_size = 32;
-    m.segment_count = stream->segment_count();
-    return m;
-  }
-  proto::SegmentsBody segments() const {
-    proto::SegmentsBody b;
-    b.segment_count = stream->segment_count();
-    b.stream_flags = proto::stream_flags::final;
-    for (std::uint32_t i = 0; i < b.segment_count; ++i) b.descriptors.push_back(stream->descriptor(i));
-    return b;
-  }
-  std::vector<std::uint8_t> body(std::uint32_t segment, std::uint32_t j) {
-    std::vector<std::uint8_t> b(400);
-    proto::Writer w(b);
-    stream->write_coded(segment, j, w);
-    b.resize(w.size());
-    return b;
-  }
-  CpuEngine engine;
-  std::unique_ptr<server::ChunkCoder> coder;
-  server::CodedCache cache;
-  std::unique_ptr<server::MediaStream> stream;
-};
 
 inline StreamReceiver::Result feed(StreamReceiver& r, const std::vector<std::uint8_t>& body, std::uint32_t server_id) {
   auto v = proto::decode_coded_body(body, *r.symbols_of(*proto::peek_coded_segment(body)), 32);
