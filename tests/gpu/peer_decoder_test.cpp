@@ -18,32 +18,15 @@
 #include "peer/stream_receiver.hpp"
 #include "server/media_stream.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
-#include "tests/peer/stream_source.hpp"
+#include "tests/peer/batched_decoding_checks.hpp"
 
 namespace ncast::peer {
 namespace {
 
 using Source = testing::StreamSource;
+using testing::add;
+using testing::Added;
 using gpu::testing::random_bytes;
-
-// What add() did: its result, or the error it threw.
-struct Added {
-  std::optional<rlnc::AddResult> result;
-  std::optional<rlnc::Errc> error;
-  std::size_t rank = 0;
-  bool operator==(const Added&) const = default;
-};
-
-Added add(SegmentDecoder& d, const rlnc::SymbolView& s) {
-  Added a;
-  try {
-    a.result = d.add(s);
-  } catch (const rlnc::Error& e) {
-    a.error = e.code();
-  }
-  a.rank = d.rank();
-  return a;
-}
 
 TEST(PeerGpuDecoder, SegmentDecodersAgreeWithTheCpuPath) {
   NCAST_REQUIRE_CUDA_DEVICE();
