@@ -26,6 +26,8 @@
 #include <thread>
 #include <vector>
 
+#include "tools/temp_dir.hpp"
+
 namespace ncast::e2e {
 
 using namespace std::chrono_literals;
@@ -36,23 +38,7 @@ inline std::string read_file(const std::filesystem::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "ncast-e2e-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignore;
-    std::filesystem::remove_all(path_, ignore);
-  }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using tools::TempDir;
 
 // A child process with stdin from /dev/null and stdout/stderr in files.
 class Process {

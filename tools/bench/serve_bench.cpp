@@ -30,6 +30,7 @@
 #include "tools/bench/raw_udp_anchor.hpp"
 #include "tools/bench/server_process.hpp"
 #include "tools/bench/subcommands.hpp"
+#include "tools/temp_dir.hpp"
 
 namespace ncast::bench {
 namespace {
@@ -66,22 +67,7 @@ struct Trial {
   std::string engine;  // as the server announced it
 };
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "ncast-serve-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignore;
-    fs::remove_all(path_, ignore);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using tools::TempDir;
 
 Trial run_trial(const ServeOptions& o, const fs::path& media, std::size_t peers, unsigned threads) {
   Trial t;
