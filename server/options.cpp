@@ -90,12 +90,13 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
       ("join-rate", po::value(&o.config.join_rate)->default_value(2000), "sessions created per second at most");
   po::options_description delivery("Delivery");
   delivery.add_options()
-      ("bitrate", po::value(&bitrate)->default_value("0"), "the streams' bitrate (e.g. 768k); paced sessions send at bitrate·(1+redundancy)/(1-loss); 0: unknown")
+      ("bitrate", po::value(&bitrate)->default_value("0"), "the streams' bitrate (e.g. 768k); paced sessions send at bitrate·(1+headroom)/(1-loss); 0: unknown")
       ("redundancy", po::value(&o.config.redundancy)->default_value(0.02), "extra coded symbols in a segment's first round, beyond the measured loss")
+      ("headroom", po::value(&o.config.headroom)->default_value(0.08), "how much faster than the bitrate paced sessions send (beyond the measured loss), so that a peer that fell behind catches up (0..1)")
       ("window", po::value(&window)->default_value(16), "segments in flight per session at most (1..64)")
       ("session-rate", po::value(&session_rate)->default_value("100M"), "bit/s per download session (and paced ones without a bitrate)")
       ("max-rate", po::value(&max_rate)->default_value("1G"), "bit/s of all sessions together")
-      ("pacing-tick-us", po::value(&pacing_tick_us)->default_value(1), "µs grid of pacing wake-ups: the sessions due in a tick share one wake-up and one sendmmsg (about half the server CPU at 1000, but burstier output, which makes realtime peers at high loss late); 1: per-session timing (1..100000)");
+      ("pacing-tick-us", po::value(&pacing_tick_us)->default_value(1000), "µs grid of pacing wake-ups: the sessions due in a tick share one wake-up and one sendmmsg (about half the server CPU of per-session timing at a few hundred peers); 1: per-session timing (1..100000)");
   po::options_description observe("Observability");
   observe.add_options()
       ("metrics", po::value(&metrics), "serve Prometheus text at http://ADDR:PORT/metrics (port 0 picks one)")
@@ -158,6 +159,7 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
   in_range("pacing-tick-us", pacing_tick_us, 1u, 100000u);
   o.config.pacing_tick = std::chrono::microseconds(pacing_tick_us);
   if (!(o.config.redundancy >= 0 && o.config.redundancy <= 10)) throw std::invalid_argument("--redundancy must be in 0..10");
+  if (!(o.config.headroom >= 0 && o.config.headroom <= 1)) throw std::invalid_argument("--headroom must be in 0..1");
   if (!(idle_timeout > 0 && idle_timeout <= 3600)) throw std::invalid_argument("--idle-timeout must be in (0, 3600] seconds");
   if (o.coded_cache_mb == 0 || o.device_memory_mb == 0)
     throw std::invalid_argument("--coded-cache-mb and --device-memory-mb must be at least 1");

@@ -154,7 +154,7 @@ SessionConfig Server::session_config(const proto::Join& join, const SymbolSource
   // The bitrate is the media's; the datagrams carrying it are larger by their header and tag, so a
   // paced peer gets at least the bitrate in payload (else it falls behind playback by that overhead).
   const double framing = static_cast<double>(proto::coded_packet_size(0, info.symbol_size)) / info.symbol_size;
-  c.rate = !c.download && info.bitrate > 0 ? info.bitrate / 8.0 * (1.0 + config_.redundancy) * share * framing
+  c.rate = !c.download && info.bitrate > 0 ? info.bitrate / 8.0 * (1.0 + config_.headroom) * share * framing
                                            : config_.session_rate;
   if (join.max_rate_kbps > 0) c.rate = std::min(c.rate, join.max_rate_kbps * 1000.0 / 8.0);
   c.rate = std::max(c.rate, 1000.0);

@@ -35,6 +35,10 @@ struct ServerConfig {
   proto::Address listen = proto::Address::parse("127.0.0.1:7700");
   std::uint16_t max_window = 16;
   double redundancy = 0.02;
+  // Paced sessions send this much faster than the bitrate (beyond the measured loss), so that a peer
+  // that fell behind (a stall of the host, a late round, a loss estimate below the truth) catches up
+  // instead of staying behind for the rest of the stream; its window bounds how far ahead it gets.
+  double headroom = 0.08;
   double session_rate = 100e6 / 8;  // octets/s: download sessions, and paced ones without a bitrate
   double max_rate = 1e9 / 8;        // octets/s, all sessions together
   std::uint16_t max_datagram = proto::kMinDatagram;
@@ -47,10 +51,9 @@ struct ServerConfig {
   std::size_t socket_buffer = 4 << 20;
   // Wake-ups for pacing are rounded up to this grid, so that the sessions due within one tick are
   // served by one timer expiry and their packets leave in one sendmmsg. A session's token bucket holds
-  // at least two datagrams, so the rounding delays packets by less than a tick and costs no rate. The
-  // price is burstier output (a tick's packets leave together), which made realtime peers at 30 %
-  // loss mostly late at 1 ms (docs/streaming.md): per-session timing (1 µs) unless an operator asks.
-  std::chrono::microseconds pacing_tick{1};
+  // at least two datagrams, so the rounding delays packets by less than a tick and costs no rate. It
+  // halves the server's CPU per packet at a few hundred paced peers; 1 µs is per-session timing.
+  std::chrono::microseconds pacing_tick{1000};
   // A paced session's peer may hold back an ACK for up to this many of the session's packet intervals
   // (at least max_ack_delay_ms, at most kMaxPacedAckDelayMs): at 768 kbit/s a peer then acknowledges
   // every few packets instead of every one, and each ACK costs the server a receive and an AEAD open.

@@ -52,6 +52,7 @@ struct ServeOptions {
   int server_cpu = -1;
   unsigned servers = 1;
   unsigned server_threads = 1;
+  unsigned pacing_tick_us = 0;  // 0: the server's default
   double anchor_seconds = 1.0;
   std::size_t anchor_run = 1;
   std::string plot;
@@ -77,15 +78,16 @@ Trial run_trial(const ServeOptions& o, const fs::path& media, std::size_t peers,
   // --max-rate (all sessions of a server together, 1 Gbit/s by default) is lifted: what is measured is
   // how many peers the server's CPU keeps up with, not the configured cap.
   const std::string sessions = std::to_string(peers / o.servers + peers / 4 + 16);
+  std::vector<std::string> args{"--file", media.string(), "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--bitrate",
+                                o.bitrate, "--symbols", std::to_string(o.n), "--symbol-size", std::to_string(o.symbol_size),
+                                "--backend", o.backend, "--max-sessions", sessions, "--stats-interval", "0",
+                                "--coded-cache-mb", "64", "--threads", std::to_string(o.server_threads), "--max-rate", "1000G"};
+  if (o.pacing_tick_us > 0) args.insert(args.end(), {"--pacing-tick-us", std::to_string(o.pacing_tick_us)});
   std::vector<std::unique_ptr<ServerProcess>> servers;
   swarm::SwarmOptions so;
   for (unsigned i = 0; i < o.servers; ++i) {
     servers.push_back(std::make_unique<ServerProcess>(
-        o.server_bin,
-        std::vector<std::string>{"--file", media.string(), "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--bitrate",
-                                 o.bitrate, "--symbols", std::to_string(o.n), "--symbol-size", std::to_string(o.symbol_size),
-                                 "--backend", o.backend, "--max-sessions", sessions, "--stats-interval", "0",
-                                 "--coded-cache-mb", "64", "--threads", std::to_string(o.server_threads), "--max-rate", "1000G"},
+        o.server_bin, args,
         o.server_cpu < 0 ? -1 : o.server_cpu + static_cast<int>(i * o.server_threads), static_cast<int>(o.server_threads)));
     so.servers.push_back(servers.back()->address());
     so.metrics.push_back(servers.back()->metrics());
@@ -121,6 +123,7 @@ Record record(const ServeOptions& o, const Trial& t, const std::string& engine) 
   r["peers"] = t.peers;
   r["servers"] = o.servers;
   r["server_threads"] = o.server_threads;
+  if (o.pacing_tick_us > 0) r["pacing_tick_us"] = o.pacing_tick_us;
   r["bitrate"] = o.bitrate;
   r["n"] = o.n;
   r["symbol"] = o.symbol_size;
@@ -203,6 +206,7 @@ int run_serve(int argc, char** argv) {
     ("server-bin", po::value(&o.server_bin), "ncast-server to run (default: the one of this build tree)")
     ("servers", po::value(&o.servers)->default_value(1), "server processes sharing the peers out (peer i to server i mod k)")
     ("server-threads", po::value(&o.server_threads)->default_value(1), "ncast-server --threads of each server process")
+    ("pacing-tick-us", po::value(&o.pacing_tick_us)->default_value(0), "ncast-server --pacing-tick-us (0: the server's default)")
     ("server-cpu", po::value(&o.server_cpu)->default_value(-1), "pin server i to CPUs server-cpu + i·T .. + T−1, T = --server-threads (-1: do not); --cpu pins the swarm")
     ("anchor-seconds", po::value(&o.anchor_seconds)->default_value(o.anchor_seconds), "measuring time of each raw UDP anchor")
     ("anchor-run", po::value(&o.anchor_run)->default_value(o.anchor_run), "datagrams in a row to one destination in the anchor (runs > 1 become UDP GSO sends)")
@@ -219,6 +223,7 @@ int run_serve(int argc, char** argv) {
   if (o.anchor_run < 1 || o.anchor_run > 64) throw po::error("--anchor-run must be 1..64");
   if (o.servers < 1 || o.servers > 256) throw po::error("--servers must be 1..256");
   if (o.server_threads < 1 || o.server_threads > 256) throw po::error("--server-threads must be 1..256");
+  if (o.pacing_tick_us > 100000) throw po::error("--pacing-tick-us must be 0..100000");
   if (proto::coded_packet_size(0, o.symbol_size) > 1200) throw po::error("--symbol-size must keep coded packets within 1200 octets");
   swarm::parse_loss(o.loss);
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
