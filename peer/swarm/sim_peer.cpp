@@ -27,8 +27,9 @@ std::uint64_t splitmix(std::uint64_t& state) {
 
 }  // namespace
 
-SimPeer::SimPeer(asio::io_context& io, std::uint32_t id, SimPeerOptions options, Drop drop, RxScratch& scratch)
-    : io_(io), id_(id), options_(std::move(options)), drop_(std::move(drop)), scratch_(scratch), socket_(io),
+SimPeer::SimPeer(asio::io_context& io, std::uint32_t id, SimPeerOptions options, Drop drop, RxScratch& scratch,
+                 ReadySet& ready)
+    : io_(io), id_(id), options_(std::move(options)), drop_(std::move(drop)), scratch_(scratch), ready_(ready), socket_(io),
       receiver_({options_.window, false, std::chrono::milliseconds(500)},
                 [this](std::span<const std::uint8_t> d) {
                   if (!playback_) playback_.emplace(static_cast<double>(receiver_.params().bitrate), options_.startup);
@@ -80,40 +81,37 @@ SimPeer::~SimPeer() {
 void SimPeer::start(TimePoint now) {
   started_ = now;
   for (std::size_t i = 0; i < links_.size(); ++i) links_[i]->start(now, senders_[i]);
-  read();
+  ready_.add(socket_.native_handle(), *this);
 }
 
-void SimPeer::read() {
-  socket_.async_wait(asio::ip::udp::socket::wait_read, [this](const boost::system::error_code& ec) {
-    if (ec || status_ != Status::running) return;
-    const TimePoint now = Clock::now();
-    const int fd = socket_.native_handle();
-    mmsghdr msgs[RxScratch::kBatch];
-    iovec iovs[RxScratch::kBatch];
-    sockaddr_storage from[RxScratch::kBatch];
-    // A few batches at most, so that one busy peer does not starve the others of its thread.
-    for (int batch = 0; batch < 4 && status_ == Status::running; ++batch) {
-      for (std::size_t i = 0; i < RxScratch::kBatch; ++i) {
-        iovs[i] = {scratch_.bytes.data() + i * scratch_.size, scratch_.size};
-        std::memset(&msgs[i], 0, sizeof msgs[i]);
-        msgs[i].msg_hdr.msg_iov = &iovs[i];
-        msgs[i].msg_hdr.msg_iovlen = 1;
-        msgs[i].msg_hdr.msg_name = &from[i];
-        msgs[i].msg_hdr.msg_namelen = sizeof from[i];
-      }
-      const int got = ::recvmmsg(fd, msgs, RxScratch::kBatch, MSG_DONTWAIT, nullptr);
-      if (got <= 0) break;
-      for (int i = 0; i < got && status_ == Status::running; ++i) {
-        // A datagram larger than the buffer is truncated (MSG_TRUNC): too long for the session anyway.
-        if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) continue;
-        const auto addr = proto::Address::from_sockaddr(reinterpret_cast<sockaddr*>(&from[i]));
-        on_datagram({scratch_.bytes.data() + static_cast<std::size_t>(i) * scratch_.size, msgs[i].msg_len}, addr, now);
-      }
-      if (static_cast<std::size_t>(got) < RxScratch::kBatch) break;
+void SimPeer::on_readable() {
+  if (status_ != Status::running) return;
+  const TimePoint now = Clock::now();
+  const int fd = socket_.native_handle();
+  mmsghdr msgs[RxScratch::kBatch];
+  iovec iovs[RxScratch::kBatch];
+  sockaddr_storage from[RxScratch::kBatch];
+  // A few batches at most, so that one busy peer does not starve the others of its thread.
+  for (int batch = 0; batch < 4 && status_ == Status::running; ++batch) {
+    for (std::size_t i = 0; i < RxScratch::kBatch; ++i) {
+      iovs[i] = {scratch_.bytes.data() + i * scratch_.size, scratch_.size};
+      std::memset(&msgs[i], 0, sizeof msgs[i]);
+      msgs[i].msg_hdr.msg_iov = &iovs[i];
+      msgs[i].msg_hdr.msg_iovlen = 1;
+      msgs[i].msg_hdr.msg_name = &from[i];
+      msgs[i].msg_hdr.msg_namelen = sizeof from[i];
     }
-    after_input(now);
-    if (status_ == Status::running) read();
-  });
+    const int got = ::recvmmsg(fd, msgs, RxScratch::kBatch, MSG_DONTWAIT, nullptr);
+    if (got <= 0) break;
+    for (int i = 0; i < got && status_ == Status::running; ++i) {
+      // A datagram larger than the buffer is truncated (MSG_TRUNC): too long for the session anyway.
+      if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) continue;
+      const auto addr = proto::Address::from_sockaddr(reinterpret_cast<sockaddr*>(&from[i]));
+      on_datagram({scratch_.bytes.data() + static_cast<std::size_t>(i) * scratch_.size, msgs[i].msg_len}, addr, now);
+    }
+    if (static_cast<std::size_t>(got) < RxScratch::kBatch) break;
+  }
+  after_input(now);
 }
 
 void SimPeer::on_datagram(std::span<std::uint8_t> d, const proto::Address& from, TimePoint now) {
@@ -247,6 +245,7 @@ void SimPeer::finish(Status status, TimePoint now) {
   boost::system::error_code ignore;
   delay_timer_.cancel();
   delayed_ = {};
+  ready_.remove(socket_.native_handle());
   socket_.close(ignore);
 }
 

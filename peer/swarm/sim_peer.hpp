@@ -25,6 +25,7 @@
 #include "peer/server_link.hpp"
 #include "peer/stream_receiver.hpp"
 #include "peer/swarm/playback.hpp"
+#include "peer/swarm/ready_set.hpp"
 #include "server/protocol/address.hpp"
 
 namespace ncast::swarm {
@@ -55,12 +56,13 @@ struct RxScratch {
   std::vector<std::uint8_t> bytes;
 };
 
-class SimPeer {
+class SimPeer final : private Readable {
  public:
   enum class Status : std::uint8_t { running, complete, failed, left };
   using Drop = std::function<bool(TimePoint)>;  // the loss process: true drops the datagram arriving then
 
-  SimPeer(boost::asio::io_context& io, std::uint32_t id, SimPeerOptions options, Drop drop, RxScratch& scratch);
+  SimPeer(boost::asio::io_context& io, std::uint32_t id, SimPeerOptions options, Drop drop, RxScratch& scratch,
+          ReadySet& ready);
   ~SimPeer();
   SimPeer(const SimPeer&) = delete;
   SimPeer& operator=(const SimPeer&) = delete;
@@ -95,7 +97,7 @@ class SimPeer {
     bool operator>(const Delayed& o) const { return due != o.due ? due > o.due : order > o.order; }
   };
 
-  void read();
+  void on_readable() override;
   void on_datagram(std::span<std::uint8_t> datagram, const proto::Address& from, TimePoint now);
   // Past the emulated delay: the loss process, then the link.
   void arrive(std::size_t link, std::span<std::uint8_t> datagram, TimePoint now);
@@ -112,6 +114,7 @@ class SimPeer {
   SimPeerOptions options_;
   Drop drop_;
   RxScratch& scratch_;
+  ReadySet& ready_;
   boost::asio::ip::udp::socket socket_;
   peer::StreamReceiver receiver_;
   std::optional<Playback> playback_;  // from the first segment on, at the manifest's bitrate

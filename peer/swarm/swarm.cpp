@@ -40,7 +40,8 @@ struct Snapshot {
 
 class Worker {
  public:
-  explicit Worker(std::uint16_t max_datagram) : scratch_(max_datagram), tick_timer_(io_), guard_(io_.get_executor()) {}
+  explicit Worker(std::uint16_t max_datagram)
+      : scratch_(max_datagram), ready_(io_), tick_timer_(io_), guard_(io_.get_executor()) {}
 
   void run() {
     thread_ = std::thread([this] {
@@ -50,23 +51,23 @@ class Worker {
   }
 
   // Starts a peer made by make (on this worker's thread, with its io_context and scratch).
-  void add(std::function<std::unique_ptr<SimPeer>(asio::io_context&, RxScratch&)> make) {
+  void add(std::function<std::unique_ptr<SimPeer>(asio::io_context&, RxScratch&, ReadySet&)> make) {
     asio::post(io_, [this, make = std::move(make)] {
-      peers_.push_back(make(io_, scratch_));
+      peers_.push_back(make(io_, scratch_, ready_));
       peers_.back()->start(Clock::now());
       ++handled_;
     });
   }
 
   // Churn: a random running peer leaves, and make starts its replacement.
-  void churn(std::uint64_t pick, bool polite, std::function<std::unique_ptr<SimPeer>(asio::io_context&, RxScratch&)> make) {
+  void churn(std::uint64_t pick, bool polite, std::function<std::unique_ptr<SimPeer>(asio::io_context&, RxScratch&, ReadySet&)> make) {
     asio::post(io_, [this, pick, polite, make = std::move(make)] {
       std::vector<SimPeer*> running;
       for (auto& p : peers_)
         if (p->status() == SimPeer::Status::running) running.push_back(p.get());
       if (!running.empty()) {
         running[pick % running.size()]->leave(polite, Clock::now());
-        peers_.push_back(make(io_, scratch_));
+        peers_.push_back(make(io_, scratch_, ready_));
         peers_.back()->start(Clock::now());
       }
       ++handled_;
@@ -86,6 +87,7 @@ class Worker {
       }
       stopping_ = true;
       tick_timer_.cancel();
+      ready_.close();
       guard_.reset();
       promise->set_value(std::move(reports));
     });
@@ -136,6 +138,7 @@ class Worker {
 
   asio::io_context io_;
   RxScratch scratch_;
+  ReadySet ready_;
   asio::steady_timer tick_timer_;
   asio::executor_work_guard<asio::io_context::executor_type> guard_;
   std::vector<std::unique_ptr<SimPeer>> peers_;
@@ -405,8 +408,8 @@ nlohmann::json run_swarm(const SwarmOptions& o) {
         drop = [process](TimePoint now) { return process->drop(now); };
       }
     }
-    return [id, po = std::move(po), drop = std::move(drop)](asio::io_context& io, RxScratch& scratch) {
-      return std::make_unique<SimPeer>(io, id, po, drop, scratch);
+    return [id, po = std::move(po), drop = std::move(drop)](asio::io_context& io, RxScratch& scratch, ReadySet& ready) {
+      return std::make_unique<SimPeer>(io, id, po, drop, scratch, ready);
     };
   };
 
