@@ -73,10 +73,9 @@ run() {
   last=$((cores - 1))
   scores=$((nservers * sthreads))  # the servers' CPUs: 0 .. scores-1
   [ "$scores" -lt "$cores" ] || { echo "swarm-device: $nservers servers of $sthreads threads leave no CPU for the swarm on $cores cores" >&2; exit 2; }
-  threads=${NCAST_SWARM_THREADS:-$((cores - scores))}
-  [ "$threads" -ge 1 ] 2>/dev/null || threads=1
   [[ -z ${NCAST_SWARM_THREADS:-} || $NCAST_SWARM_THREADS =~ ^[1-9][0-9]*$ ]] ||
     { echo "swarm-device: NCAST_SWARM_THREADS must be a positive whole number, not '$NCAST_SWARM_THREADS'" >&2; exit 2; }
+  threads=${NCAST_SWARM_THREADS:-$((cores - scores))}
   local gpu commit date
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
   commit=$(cat "$carry/COMMIT" 2>/dev/null || echo unknown)
