@@ -14,7 +14,8 @@ namespace ncast::tools {
 class TempDir {
  public:
   TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "ncast-XXXXXX").string();
+    // mkdtemp fills in the six trailing X's.
+    std::string pattern = (std::filesystem::temp_directory_path() / ("ncast-" + std::string(6, 'X'))).string();
     if (!::mkdtemp(pattern.data()))
       throw std::runtime_error("cannot create a directory like " + pattern + ": " + std::strerror(errno));
     path_ = pattern;
