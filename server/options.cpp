@@ -57,7 +57,7 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
   std::vector<std::string> live;
   std::string config_file, metrics;
   std::uint32_t server_id = 0;
-  unsigned n = 128, max_datagram = 1200, window = 16, pacing_tick_us = 1;
+  unsigned n = 128, max_datagram = 1200, window = 16, pacing_tick_us = 1, pacing_burst = 4;
   double idle_timeout = 10;
 
   po::options_description streams("Streams");
@@ -96,7 +96,8 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
       ("window", po::value(&window)->default_value(16), "segments in flight per session at most (1..64)")
       ("session-rate", po::value(&session_rate)->default_value("100M"), "bit/s per download session (and paced ones without a bitrate)")
       ("max-rate", po::value(&max_rate)->default_value("1G"), "bit/s of all sessions together")
-      ("pacing-tick-us", po::value(&pacing_tick_us)->default_value(1000), "µs grid of pacing wake-ups: the sessions due in a tick share one wake-up and one sendmmsg (about half the server CPU of per-session timing at a few hundred peers); 1: per-session timing (1..100000)");
+      ("pacing-tick-us", po::value(&pacing_tick_us)->default_value(1000), "µs grid of pacing wake-ups: the sessions due in a tick share one wake-up and one sendmmsg (about half the server CPU of per-session timing at a few hundred peers); 1: per-session timing (1..100000)")
+      ("pacing-burst", po::value(&pacing_burst)->default_value(4), "datagrams a paced session sends in a row, as one UDP GSO message: fewer sends and peer wake-ups, for a delay of burst/rate (1..32)");
   po::options_description observe("Observability");
   observe.add_options()
       ("metrics", po::value(&metrics), "serve Prometheus text at http://ADDR:PORT/metrics (port 0 picks one)")
@@ -158,6 +159,8 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
   in_range("window", window, 1u, 64u);
   in_range("pacing-tick-us", pacing_tick_us, 1u, 100000u);
   o.config.pacing_tick = std::chrono::microseconds(pacing_tick_us);
+  in_range("pacing-burst", pacing_burst, 1u, 32u);
+  o.config.pacing_burst = static_cast<std::uint16_t>(pacing_burst);
   if (!(o.config.redundancy >= 0 && o.config.redundancy <= 10)) throw std::invalid_argument("--redundancy must be in 0..10");
   if (!(o.config.headroom >= 0 && o.config.headroom <= 1)) throw std::invalid_argument("--headroom must be in 0..1");
   if (!(idle_timeout > 0 && idle_timeout <= 3600)) throw std::invalid_argument("--idle-timeout must be in (0, 3600] seconds");

@@ -159,6 +159,7 @@ SessionConfig Server::session_config(const proto::Join& join, const SymbolSource
   if (join.max_rate_kbps > 0) c.rate = std::min(c.rate, join.max_rate_kbps * 1000.0 / 8.0);
   c.rate = std::max(c.rate, 1000.0);
   c.max_datagram = std::min(join.max_datagram, config_.max_datagram);
+  c.burst = config_.pacing_burst;
   c.max_ack_delay_ms = config_.max_ack_delay_ms;
   if (!c.download && info.bitrate > 0) {
     const double interval_ms = 1e3 * static_cast<double>(proto::coded_packet_size(0, info.symbol_size)) / c.rate;
@@ -357,8 +358,9 @@ void Server::run_due(TimePoint now) {
         next = now;  // others' turn; this one comes back in the same run if there is budget left
         break;
       }
-      if (!s.can_send(max_packet)) {
-        next = s.pacing_ready(max_packet, now);
+      // A turn starts with a whole burst, or it would send the burst's datagrams one wake-up each.
+      if (!s.can_send(turn == 0 ? s.burst_bytes() : max_packet)) {
+        next = s.pacing_ready(s.burst_bytes(), now);
         break;
       }
       if (!rate_bucket_.available(static_cast<double>(max_packet))) {

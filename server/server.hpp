@@ -54,6 +54,10 @@ struct ServerConfig {
   // at least two datagrams, so the rounding delays packets by less than a tick and costs no rate. It
   // halves the server's CPU per packet at a few hundred paced peers; 1 µs is per-session timing.
   std::chrono::microseconds pacing_tick{1000};
+  // A paced session waits until it may send this many datagrams, then sends them in a row: one UDP
+  // GSO message instead of several, and one wake-up and receive at the peer (with UDP GRO), for a
+  // delay of burst / rate (≈ 40 ms for 4 at 768 kbit/s) before the first of them.
+  std::uint16_t pacing_burst = 4;
   // A paced session's peer may hold back an ACK for up to this many of the session's packet intervals
   // (at least max_ack_delay_ms, at most kMaxPacedAckDelayMs): at 768 kbit/s a peer then acknowledges
   // every few packets instead of every one, and each ACK costs the server a receive and an AEAD open.

@@ -22,7 +22,7 @@ Session::Session(std::uint64_t id, const proto::Address& peer, const proto::Nonc
       observer_(observer), seal_(keys.suite, keys.server_key, keys.server_iv, proto::Aead::Direction::seal),
       open_(keys.suite, keys.peer_key, keys.peer_iv, proto::Aead::Direction::open),
       peer_next_needed_(config.start_segment), refilled_(now), last_heard_(now) {
-  tokens_ = 2.0 * config_.max_datagram;
+  tokens_ = std::max(2.0 * config_.max_datagram, static_cast<double>(burst_bytes()));
 }
 
 // ---- input ----
@@ -328,12 +328,15 @@ double Session::rate() const {
   return config_.download ? config_.rate : config_.rate / (1.0 - std::min(loss_, 0.5));
 }
 
+double Session::bucket_size() const {
+  // A few milliseconds' worth (at least two datagrams) keeps timer jitter from costing rate.
+  return std::max({2.0 * config_.max_datagram, static_cast<double>(burst_bytes()), rate() * 0.004});
+}
+
 void Session::refill(TimePoint now) {
   const double dt = std::chrono::duration<double>(now - refilled_).count();
   refilled_ = now;
-  // A burst of a few milliseconds' worth (at least two datagrams) keeps timer jitter from costing rate.
-  const double burst = std::max(2.0 * config_.max_datagram, rate() * 0.004);
-  tokens_ = std::min(burst, tokens_ + dt * rate());
+  tokens_ = std::min(bucket_size(), tokens_ + dt * rate());
 }
 
 TimePoint Session::pacing_ready(std::size_t bytes, TimePoint now) const {

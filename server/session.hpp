@@ -30,6 +30,7 @@ struct SessionConfig {
   bool systematic = true;
   bool download = false;
   double rate = 1e6;  // octets per second
+  std::uint16_t burst = 1;  // datagrams the token bucket holds at least: a paced wake-up's worth
   std::uint16_t max_datagram = proto::kMinDatagram;
   std::uint16_t max_ack_delay_ms = 5;
   std::uint32_t idle_timeout_ms = 10000;
@@ -74,8 +75,9 @@ class Session {
   std::size_t next_packet(std::span<std::uint8_t> out, TimePoint now);
   std::size_t bye(std::span<std::uint8_t> out, proto::ByeReason reason);
 
-  // Pacing: a token bucket of octets at rate().
+  // Pacing: a token bucket of octets at rate(), holding at least a burst of datagrams.
   double rate() const;
+  std::size_t burst_bytes() const { return static_cast<std::size_t>(config_.burst) * config_.max_datagram; }
   void refill(TimePoint now);
   bool can_send(std::size_t bytes) const { return tokens_ >= static_cast<double>(bytes); }
   void spend(std::size_t bytes) { tokens_ -= static_cast<double>(bytes); }
@@ -114,6 +116,7 @@ class Session {
   std::uint32_t round_size(std::uint32_t deficit) const;
   std::uint32_t deficit(const Flight& f) const;
   std::chrono::microseconds rto(int backoff) const;
+  double bucket_size() const;
   std::size_t seal(std::span<std::uint8_t> out, proto::PacketType type, const auto& write_body);
   std::size_t segments_packet(std::span<std::uint8_t> out, TimePoint now);
   std::size_t coded_packet(std::span<std::uint8_t> out, Flight& f, TimePoint now);

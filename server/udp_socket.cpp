@@ -10,6 +10,8 @@
 #include <cstring>
 #include <system_error>
 
+#include "server/udp_gro.hpp"
+
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
 #endif
@@ -24,7 +26,7 @@ constexpr std::size_t kMaxGsoBytes = 65000;
 
 UdpSocket::UdpSocket(boost::asio::io_context& io, const proto::Address& address, std::size_t buffer_bytes,
                      std::size_t max_datagram, bool reuse_port)
-    : socket_(io), slot_size_(max_datagram), rx_buffers_(kBatch * 65536), tx_buffers_(kBatch * max_datagram) {
+    : socket_(io), slot_size_(max_datagram), rx_buffers_(kBatch * kGroMaxMessage), tx_buffers_(kBatch * max_datagram) {
   const int family = address.family == 4 ? AF_INET : AF_INET6;
   const int fd = ::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) throw std::system_error(errno, std::generic_category(), "socket for " + address.to_string());
@@ -50,6 +52,7 @@ UdpSocket::UdpSocket(boost::asio::io_context& io, const proto::Address& address,
   local_ = proto::Address::from_sockaddr(reinterpret_cast<sockaddr*>(&ss));
   int zero = 0;
   gso_ = ::setsockopt(fd, SOL_UDP, UDP_SEGMENT, &zero, sizeof zero) == 0;
+  gro_ = enable_udp_gro(fd);
   socket_.assign(family == AF_INET ? boost::asio::ip::udp::v4() : boost::asio::ip::udp::v6(), fd);
 }
 
@@ -59,15 +62,18 @@ std::size_t UdpSocket::receive(const std::function<void(std::span<std::uint8_t>,
   mmsghdr msgs[kBatch];
   iovec iovs[kBatch];
   sockaddr_storage from[kBatch];
+  alignas(cmsghdr) char control[kBatch][kGroControlSpace];
   std::size_t total = 0;
   for (std::size_t batch = 0; batch < max_batches; ++batch) {
     for (std::size_t i = 0; i < kBatch; ++i) {
-      iovs[i] = {rx_buffers_.data() + i * 65536, 65536};
+      iovs[i] = {rx_buffers_.data() + i * kGroMaxMessage, kGroMaxMessage};
       std::memset(&msgs[i], 0, sizeof msgs[i]);
       msgs[i].msg_hdr.msg_iov = &iovs[i];
       msgs[i].msg_hdr.msg_iovlen = 1;
       msgs[i].msg_hdr.msg_name = &from[i];
       msgs[i].msg_hdr.msg_namelen = sizeof from[i];
+      msgs[i].msg_hdr.msg_control = control[i];
+      msgs[i].msg_hdr.msg_controllen = sizeof control[i];
     }
     ++counters_.recv_calls;
     const int got = ::recvmmsg(fd, msgs, kBatch, MSG_DONTWAIT, nullptr);
@@ -75,9 +81,14 @@ std::size_t UdpSocket::receive(const std::function<void(std::span<std::uint8_t>,
     for (int i = 0; i < got; ++i) {
       const auto addr = proto::Address::from_sockaddr(reinterpret_cast<sockaddr*>(&from[i]));
       if (addr.family == 0) continue;
-      handler({rx_buffers_.data() + static_cast<std::size_t>(i) * 65536, msgs[i].msg_len}, addr);
+      const std::span<std::uint8_t> message{rx_buffers_.data() + static_cast<std::size_t>(i) * kGroMaxMessage, msgs[i].msg_len};
+      const std::size_t segment = gro_segment_size(msgs[i].msg_hdr);
+      if (segment > 0 && segment < message.size()) ++counters_.gro_messages;
+      for_each_datagram(message, segment, [&](std::span<std::uint8_t> d) {
+        handler(d, addr);
+        ++total;
+      });
     }
-    total += static_cast<std::size_t>(got);
     if (static_cast<std::size_t>(got) < kBatch) break;
   }
   return total;

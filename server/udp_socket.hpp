@@ -1,8 +1,9 @@
 #pragma once
 // A non-blocking UDP socket driven by Asio for readiness but doing its I/O in batches through the
 // native handle, since Asio has neither recvmmsg nor sendmmsg (chriskohlhoff/asio#1062): datagrams come
-// in by recvmmsg, packets go out by sendmmsg, and consecutive packets of one size to one destination
-// are merged into a single UDP GSO send (UDP_SEGMENT) when the kernel supports it.
+// in by recvmmsg (runs merged by UDP GRO are split again), packets go out by sendmmsg, and consecutive
+// packets of one size to one destination are merged into a single UDP GSO send (UDP_SEGMENT) when the
+// kernel supports it.
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/udp.hpp>
 
@@ -18,6 +19,7 @@ namespace ncast::server {
 
 struct SocketCounters {
   std::uint64_t recv_calls = 0, sendmmsg_calls = 0, gso_sends = 0, would_block = 0, send_errors = 0;
+  std::uint64_t gro_messages = 0;  // received messages that carried several datagrams
   std::uint64_t packets_out = 0, bytes_out = 0;
 };
 
@@ -35,6 +37,7 @@ class UdpSocket {
   proto::Address local() const { return local_; }
   boost::asio::ip::udp::socket& asio() { return socket_; }
   bool gso() const { return gso_; }
+  bool gro() const { return gro_; }
 
   // Reads what is waiting, at most max_batches recvmmsg calls; handler(datagram, from) for each.
   // Returns the number of datagrams.
@@ -57,7 +60,7 @@ class UdpSocket {
  private:
   boost::asio::ip::udp::socket socket_;
   proto::Address local_;
-  bool gso_ = false;
+  bool gso_ = false, gro_ = false;
   std::size_t slot_size_;
 
   std::vector<std::uint8_t> rx_buffers_;

@@ -47,6 +47,7 @@ SimPeer::SimPeer(asio::io_context& io, std::uint32_t id, SimPeerOptions options,
   const int fd = socket_.native_handle();
   const int size = static_cast<int>(options_.socket_buffer);
   ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+  server::enable_udp_gro(fd);
   proto::Address bind;
   bind.family = first.family;
   if (first.is_loopback()) bind.ip = first.ip;
@@ -91,23 +92,29 @@ void SimPeer::on_readable() {
   mmsghdr msgs[RxScratch::kBatch];
   iovec iovs[RxScratch::kBatch];
   sockaddr_storage from[RxScratch::kBatch];
+  alignas(cmsghdr) char control[RxScratch::kBatch][server::kGroControlSpace];
+  constexpr std::size_t size = server::kGroMaxMessage;
   // A few batches at most, so that one busy peer does not starve the others of its thread.
   for (int batch = 0; batch < 4 && status_ == Status::running; ++batch) {
     for (std::size_t i = 0; i < RxScratch::kBatch; ++i) {
-      iovs[i] = {scratch_.bytes.data() + i * scratch_.size, scratch_.size};
+      iovs[i] = {scratch_.bytes.data() + i * size, size};
       std::memset(&msgs[i], 0, sizeof msgs[i]);
       msgs[i].msg_hdr.msg_iov = &iovs[i];
       msgs[i].msg_hdr.msg_iovlen = 1;
       msgs[i].msg_hdr.msg_name = &from[i];
       msgs[i].msg_hdr.msg_namelen = sizeof from[i];
+      msgs[i].msg_hdr.msg_control = control[i];
+      msgs[i].msg_hdr.msg_controllen = sizeof control[i];
     }
     const int got = ::recvmmsg(fd, msgs, RxScratch::kBatch, MSG_DONTWAIT, nullptr);
     if (got <= 0) break;
     for (int i = 0; i < got && status_ == Status::running; ++i) {
-      // A datagram larger than the buffer is truncated (MSG_TRUNC): too long for the session anyway.
       if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) continue;
       const auto addr = proto::Address::from_sockaddr(reinterpret_cast<sockaddr*>(&from[i]));
-      on_datagram({scratch_.bytes.data() + static_cast<std::size_t>(i) * scratch_.size, msgs[i].msg_len}, addr, now);
+      const std::span<std::uint8_t> message{scratch_.bytes.data() + static_cast<std::size_t>(i) * size, msgs[i].msg_len};
+      server::for_each_datagram(message, server::gro_segment_size(msgs[i].msg_hdr), [&](std::span<std::uint8_t> d) {
+        if (d.size() <= scratch_.max_datagram && status_ == Status::running) on_datagram(d, addr, now);
+      });
     }
     if (static_cast<std::size_t>(got) < RxScratch::kBatch) break;
   }

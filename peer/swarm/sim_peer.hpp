@@ -27,6 +27,7 @@
 #include "peer/swarm/playback.hpp"
 #include "peer/swarm/ready_set.hpp"
 #include "server/protocol/address.hpp"
+#include "server/udp_gro.hpp"
 
 namespace ncast::swarm {
 
@@ -48,11 +49,12 @@ struct SimPeerOptions {
   std::shared_ptr<peer::DecodeBatcher> batcher;  // decodes the peer's segments with others'; null: the CPU, alone
 };
 
-// Datagrams are read in batches into a buffer that the peers of one thread share.
+// Datagrams are read in batches into a buffer that the peers of one thread share. A message may be a
+// GRO run of several datagrams (server/udp_gro.hpp), so each has room for the largest.
 struct RxScratch {
   static constexpr std::size_t kBatch = 16;
-  explicit RxScratch(std::size_t max_datagram) : size(max_datagram), bytes(kBatch * max_datagram) {}
-  std::size_t size;
+  explicit RxScratch(std::size_t max_datagram) : max_datagram(max_datagram), bytes(kBatch * server::kGroMaxMessage) {}
+  std::size_t max_datagram;  // longer datagrams are dropped: too long for the session
   std::vector<std::uint8_t> bytes;
 };
 

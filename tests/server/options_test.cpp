@@ -34,10 +34,12 @@ TEST(ServerOptions, DefaultsAndValues) {
   EXPECT_EQ(o.threads, 1u);
   EXPECT_EQ(o.config.pacing_tick, std::chrono::microseconds(1000));
   EXPECT_DOUBLE_EQ(o.config.headroom, 0.08);
-  const auto t = parse({"--file", "a", "--threads", "3", "--pacing-tick-us", "250", "--headroom", "0.2"});
+  EXPECT_EQ(o.config.pacing_burst, 4);
+  const auto t = parse({"--file", "a", "--threads", "3", "--pacing-tick-us", "250", "--headroom", "0.2", "--pacing-burst", "1"});
   EXPECT_EQ(t.options.threads, 3u);
   EXPECT_EQ(t.options.config.pacing_tick, std::chrono::microseconds(250));
   EXPECT_DOUBLE_EQ(t.options.config.headroom, 0.2);
+  EXPECT_EQ(t.options.config.pacing_burst, 1);
   EXPECT_GE(parse({"--file", "a", "--threads", "0"}).options.threads, 1u);  // one per core
 }
 
@@ -56,6 +58,8 @@ TEST(ServerOptions, BadValuesAreRefusedWithAMessage) {
            {"--file", "a", "--window", "65"},
            {"--file", "a", "--threads", "1025"},
            {"--file", "a", "--pacing-tick-us", "0"},
+           {"--file", "a", "--pacing-burst", "0"},
+           {"--file", "a", "--pacing-burst", "33"},
            {"--file", "a", "--headroom", "-0.1"},
            {"--file", "a", "--headroom", "1.5"},
            {"--file", "a", "--no-such-option"},

@@ -277,6 +277,31 @@ TEST(Session, PacedSessionMeasuresLossFromAPeerThatAcksEveryPacket) {
   EXPECT_GT(static_cast<double>(bytes), 1.2 * 3 * 120000);
 }
 
+TEST(Session, TheBucketHoldsAPacingBurst) {
+  // The server wakes a paced session when a whole burst may go (one GSO message): the bucket must be
+  // able to hold one, and no more than one beyond a few milliseconds' worth, however long it idled.
+  Fixture f(4);
+  f.config.rate = 120000;  // octets/s: 4 ms of it is under one datagram
+  f.config.max_datagram = 1200;
+  for (const std::uint16_t burst : {1, 8}) {
+    f.config.burst = burst;
+    TimePoint t = TimePoint{} + 1s;
+    Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, t);
+    const std::size_t held = std::max<std::size_t>(2, burst) * 1200;
+    EXPECT_EQ(s.burst_bytes(), burst * 1200u);
+    EXPECT_TRUE(s.can_send(held)) << "a new session may send a burst at once";
+    s.spend(held);
+    EXPECT_FALSE(s.can_send(1));
+    // The next burst is due after burst / rate.
+    const auto wait = std::chrono::duration<double>(s.pacing_ready(s.burst_bytes(), t) - t).count();
+    EXPECT_NEAR(wait, burst * 1200.0 / 120000, 1e-4) << "burst " << burst;
+    t += 10s;
+    s.refill(t);
+    EXPECT_TRUE(s.can_send(held)) << "burst " << burst;
+    EXPECT_FALSE(s.can_send(held + 1)) << "burst " << burst;
+  }
+}
+
 TEST(Session, PacingNeverAsksToComeBackAtOnce) {
   // Fractional token counts just short of a packet must give a wake-up in the future: a wait that
   // truncated to zero made the scheduler spin (seen on a 16-core host).

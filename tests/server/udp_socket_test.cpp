@@ -1,5 +1,6 @@
 // The batched socket on loopback: every queued packet arrives intact and in order, whether it went
-// out alone or merged into a GSO send with its neighbours.
+// out alone or merged into a GSO send with its neighbours, and whether that send reached the receiver
+// whole (UDP GRO: split again there) or was split by the kernel.
 #include "server/udp_socket.hpp"
 
 #include <gtest/gtest.h>
@@ -47,6 +48,9 @@ TEST(UdpSocket, BatchesArriveIntact) {
   };
   EXPECT_EQ(collect(b, to_b.size()), to_b);
   EXPECT_EQ(collect(c, to_c.size()), to_c);
+  if (a.gso() && b.gro()) {
+    EXPECT_GT(b.counters().gro_messages, 0u);
+  }
 }
 
 TEST(UdpSocket, BindFailureNamesTheAddress) {

@@ -3,9 +3,10 @@
 // (ncast_swarm, in this process), and passes when every peer completed with every segment verified and
 // fewer than --late-limit of the segments came after the model player wanted them. The peer count
 // doubles until a trial fails, then is bisected, within --budget seconds in all. Each trial is
-// anchored by the raw UDP rate of the host (raw_udp_anchor.hpp) with as many destinations: the coded
-// send path's GB per server CPU-second is printed as a fraction of it. --plot draws peers against late
-// segments and server CPU with gnuplot.
+// anchored by the raw UDP rate of the host (raw_udp_anchor.hpp) with as many destinations and the
+// server's message shape (runs of --pacing-burst datagrams to one peer, as GSO sends): the coded send
+// path's GB per server CPU-second is printed as a fraction of it, and of one datagram per send. --plot
+// draws peers against late segments and server CPU with gnuplot.
 #include <unistd.h>
 
 #include <algorithm>
@@ -53,8 +54,9 @@ struct ServeOptions {
   unsigned servers = 1;
   unsigned server_threads = 1;
   unsigned pacing_tick_us = 0;  // 0: the server's default
+  unsigned pacing_burst = 4;
   double anchor_seconds = 1.0;
-  std::size_t anchor_run = 1;
+  std::size_t anchor_run = 0;  // 0: the pacing burst
   std::string plot;
   std::string backend = "auto";
 };
@@ -63,7 +65,7 @@ struct Trial {
   std::size_t peers = 0;
   bool pass = false;
   nlohmann::json swarm;
-  RawUdpResult anchor;
+  RawUdpResult anchor, single;  // runs of anchor_run datagrams to a destination; one at a time
   double wall_s = 0;
   std::string engine;  // as the server announced it
 };
@@ -81,7 +83,8 @@ Trial run_trial(const ServeOptions& o, const fs::path& media, std::size_t peers,
   std::vector<std::string> args{"--file", media.string(), "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--bitrate",
                                 o.bitrate, "--symbols", std::to_string(o.n), "--symbol-size", std::to_string(o.symbol_size),
                                 "--backend", o.backend, "--max-sessions", sessions, "--stats-interval", "0",
-                                "--coded-cache-mb", "64", "--threads", std::to_string(o.server_threads), "--max-rate", "1000G"};
+                                "--coded-cache-mb", "64", "--threads", std::to_string(o.server_threads), "--max-rate", "1000G",
+                                "--pacing-burst", std::to_string(o.pacing_burst)};
   if (o.pacing_tick_us > 0) args.insert(args.end(), {"--pacing-tick-us", std::to_string(o.pacing_tick_us)});
   std::vector<std::unique_ptr<ServerProcess>> servers;
   swarm::SwarmOptions so;
@@ -106,10 +109,11 @@ Trial run_trial(const ServeOptions& o, const fs::path& media, std::size_t peers,
   so.seed = peers;
   t.swarm = swarm::run_swarm(so);
   t.pass = t.swarm["ok"].get<bool>() && t.swarm["late_fraction"].get<double>() < o.late_limit;
-  // The anchor: the same datagrams to as many destinations. A paced session at this rate sends one
-  // datagram per wake-up in the steady state, so by default each is a message of its own (no GSO run).
+  // The anchor: the same datagrams to as many destinations, in the runs a paced session sends them in
+  // (its burst, one GSO message each); and, for scale, one datagram per message.
   const std::size_t datagram = proto::coded_packet_size(0, o.symbol_size);
   t.anchor = measure_raw_udp(datagram, peers, o.anchor_run, o.anchor_seconds);
+  t.single = o.anchor_run == 1 ? t.anchor : measure_raw_udp(datagram, peers, 1, o.anchor_seconds);
   t.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return t;
 }
@@ -124,6 +128,7 @@ Record record(const ServeOptions& o, const Trial& t, const std::string& engine) 
   r["servers"] = o.servers;
   r["server_threads"] = o.server_threads;
   if (o.pacing_tick_us > 0) r["pacing_tick_us"] = o.pacing_tick_us;
+  r["pacing_burst"] = o.pacing_burst;
   r["bitrate"] = o.bitrate;
   r["n"] = o.n;
   r["symbol"] = o.symbol_size;
@@ -142,6 +147,8 @@ Record record(const ServeOptions& o, const Trial& t, const std::string& engine) 
   r["anchor_gb_per_s"] = t.anchor.gb_per_cpu_s();
   r["anchor_run"] = o.anchor_run;
   r["anchor_wall_gb_per_s"] = t.anchor.gb_per_wall_s();
+  r["single_gb_per_s"] = t.single.gb_per_cpu_s();
+  r["ratio_to_single"] = t.single.gb_per_cpu_s() > 0 ? r["gb_per_s"].get<double>() / t.single.gb_per_cpu_s() : 0.0;
   return r;
 }
 
@@ -207,9 +214,10 @@ int run_serve(int argc, char** argv) {
     ("servers", po::value(&o.servers)->default_value(1), "server processes sharing the peers out (peer i to server i mod k)")
     ("server-threads", po::value(&o.server_threads)->default_value(1), "ncast-server --threads of each server process")
     ("pacing-tick-us", po::value(&o.pacing_tick_us)->default_value(0), "ncast-server --pacing-tick-us (0: the server's default)")
+    ("pacing-burst", po::value(&o.pacing_burst)->default_value(o.pacing_burst), "ncast-server --pacing-burst")
     ("server-cpu", po::value(&o.server_cpu)->default_value(-1), "pin server i to CPUs server-cpu + i·T .. + T−1, T = --server-threads (-1: do not); --cpu pins the swarm")
     ("anchor-seconds", po::value(&o.anchor_seconds)->default_value(o.anchor_seconds), "measuring time of each raw UDP anchor")
-    ("anchor-run", po::value(&o.anchor_run)->default_value(o.anchor_run), "datagrams in a row to one destination in the anchor (runs > 1 become UDP GSO sends)")
+    ("anchor-run", po::value(&o.anchor_run)->default_value(o.anchor_run), "datagrams in a row to one destination in the anchor (runs > 1 become UDP GSO sends; 0: --pacing-burst)")
     ("plot", po::value(&o.plot), "draw peers against late segments and server CPU into this PNG (gnuplot; .dat and .gp beside it)");
   add_common_options(desc, common);
   if (!parse_options(argc, argv, "usage: ncast-bench serve [options]", desc, common)) return 0;
@@ -220,7 +228,9 @@ int run_serve(int argc, char** argv) {
   if (o.start < 1 || o.max < o.start) throw po::error("want 1 <= --start <= --max");
   if (!(o.precision > 0) || !(o.late_limit > 0 && o.late_limit < 1)) throw po::error("--precision and --late-limit must be in (0, 1)");
   if (o.n < 1 || o.n > 256) throw po::error("--symbols must be 1..256");
-  if (o.anchor_run < 1 || o.anchor_run > 64) throw po::error("--anchor-run must be 1..64");
+  if (o.pacing_burst < 1 || o.pacing_burst > 32) throw po::error("--pacing-burst must be 1..32");
+  if (o.anchor_run == 0) o.anchor_run = o.pacing_burst;
+  if (o.anchor_run > 64) throw po::error("--anchor-run must be 0..64");
   if (o.servers < 1 || o.servers > 256) throw po::error("--servers must be 1..256");
   if (o.server_threads < 1 || o.server_threads > 256) throw po::error("--server-threads must be 1..256");
   if (o.pacing_tick_us > 100000) throw po::error("--pacing-tick-us must be 0..100000");
@@ -294,6 +304,8 @@ int run_serve(int argc, char** argv) {
     summary["gb_per_s"] = r["gb_per_s"];
     summary["anchor"] = "raw-udp";
     summary["anchor_gb_per_s"] = r["anchor_gb_per_s"];
+    summary["single_gb_per_s"] = r["single_gb_per_s"];
+    summary["ratio_to_single"] = r["ratio_to_single"];
   } else {
     summary["gb_per_s"] = 0.0;
   }
