@@ -7,6 +7,7 @@
 // server's message shape (runs of --pacing-burst datagrams to one peer, as GSO sends): the coded send
 // path's GB per server CPU-second is printed as a fraction of it, and of one datagram per send. --plot
 // draws peers against late segments and server CPU with gnuplot.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -236,6 +237,12 @@ int run_serve(int argc, char** argv) {
   if (o.pacing_tick_us > 100000) throw po::error("--pacing-tick-us must be 0..100000");
   if (proto::coded_packet_size(0, o.symbol_size) > 1200) throw po::error("--symbol-size must keep coded packets within 1200 octets");
   swarm::parse_loss(o.loss);
+  // A trial holds a socket per peer: the search stops below the hard descriptor limit rather than fail there.
+  if (rlimit r{}; ::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_max != RLIM_INFINITY && r.rlim_max > 512 &&
+      o.max > r.rlim_max - 256) {
+    o.max = std::max<std::size_t>(o.start, r.rlim_max - 256);
+    std::cerr << "ncast-bench serve: at most " << o.max << " peers, for the descriptor limit of " << r.rlim_max << " (ulimit -Hn)\n";
+  }
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const unsigned threads = o.threads ? o.threads : std::max(1u, cores - 1);
 
