@@ -32,7 +32,7 @@ struct LinkOptions {
   std::uint32_t max_rate_kbps = 0;
   std::optional<proto::PublicKey> pinned;
   std::chrono::milliseconds stall_timeout{2000};  // silence while data is expected that triggers a new handshake
-  int max_attempts = 8;                           // per handshake step
+  int max_attempts = 12;                          // per handshake step (docs/protocol.md section 7)
 };
 
 struct LinkCounters {

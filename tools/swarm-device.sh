@@ -8,8 +8,8 @@
 #   tools/swarm-device.sh run [CARRY_DIR]       on the GPU host (default build-swarm-carry):
 #       1. ncast-bench serve: the largest swarm of realtime peers at 768 kbit/s (MTU-safe symbols,
 #          n=128, L=1024) that the servers keep up with (< 1 % late), from 2,000 peers up, with the
-#          raw UDP anchor. One ncast-server (NCAST_SERVERS) of 6 threads (NCAST_SERVER_THREADS,
-#          ncast-server --threads: sockets sharing the port) on CPUs 0..5, the GPU engine shared; the
+#          raw UDP anchor. One ncast-server (NCAST_SERVERS) of 5 threads (NCAST_SERVER_THREADS,
+#          ncast-server --threads: sockets sharing the port) on CPUs 0..4, the GPU engine shared; the
 #          swarm on the other CPUs, decoding batched on the GPU (ncast-swarm --decoder gpu);
 #       2. ncast-swarm, 10,000 realtime peers over the same servers, 30 % Bernoulli loss, then 10 %
 #          bursty loss (Gilbert-Elliott, mean burst 5): every peer completes? symbols per needed
@@ -23,7 +23,9 @@
 # then copy $OUT/results.md, serve.jsonl, serve.dat and serve.gp to bench/results/ (draw the plot
 # there with `gnuplot serve.gp` if the host had no gnuplot).
 #
-# Knobs (environment): NCAST_SWARM_PEERS (10000), NCAST_SERVERS (1), NCAST_SERVER_THREADS (6),
+# Knobs (environment): NCAST_SWARM_PEERS (10000), NCAST_SERVERS (1), NCAST_SERVER_THREADS (5: with paced
+# bursts the server needs half the CPU per GB it did, and the swarm runs out first; 4 kept up with
+# 10,000 peers without loss but not with 30 % Bernoulli loss, which sends 1.43 times the datagrams),
 # NCAST_SERVE_START (10000), NCAST_SERVE_BUDGET (330 s), NCAST_MEDIA_SECONDS (20), NCAST_DECODER (gpu),
 # NCAST_SWARM_THREADS (the swarm's worker threads; default one per swarm CPU: the GPU decode batcher's
 # thread mostly waits on the GPU, and ten threads kept up with 9,375 peers where nine kept up with 8,750).
@@ -58,7 +60,7 @@ run() {
   local work
   work=$(mktemp -d)
   local peers=${NCAST_SWARM_PEERS:-10000} start=${NCAST_SERVE_START:-10000} budget=${NCAST_SERVE_BUDGET:-330}
-  local media_s=${NCAST_MEDIA_SECONDS:-20} nservers=${NCAST_SERVERS:-1} sthreads=${NCAST_SERVER_THREADS:-6}
+  local media_s=${NCAST_MEDIA_SECONDS:-20} nservers=${NCAST_SERVERS:-1} sthreads=${NCAST_SERVER_THREADS:-5}
   local decoder=${NCAST_DECODER:-gpu}
   mkdir -p "$out"
   export LD_LIBRARY_PATH="$carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
