@@ -73,6 +73,18 @@ struct Trial {
 
 using tools::TempDir;
 
+// The best of three: on a small host the sending thread's cost per datagram moves by a third between
+// measurements (where the scheduler puts the receivers, what the trial left behind), and the anchor
+// stands for what the stack allows.
+RawUdpResult best_raw_udp(std::size_t datagram, std::size_t destinations, std::size_t run, double seconds) {
+  RawUdpResult best;
+  for (int i = 0; i < 3; ++i) {
+    const RawUdpResult r = measure_raw_udp(datagram, destinations, run, seconds);
+    if (r.gb_per_cpu_s() > best.gb_per_cpu_s()) best = r;
+  }
+  return best;
+}
+
 Trial run_trial(const ServeOptions& o, const fs::path& media, std::size_t peers, unsigned threads) {
   Trial t;
   t.peers = peers;
@@ -113,8 +125,8 @@ Trial run_trial(const ServeOptions& o, const fs::path& media, std::size_t peers,
   // The anchor: the same datagrams to as many destinations, in the runs a paced session sends them in
   // (its burst, one GSO message each); and, for scale, one datagram per message.
   const std::size_t datagram = proto::coded_packet_size(0, o.symbol_size);
-  t.anchor = measure_raw_udp(datagram, peers, o.anchor_run, o.anchor_seconds);
-  t.single = o.anchor_run == 1 ? t.anchor : measure_raw_udp(datagram, peers, 1, o.anchor_seconds);
+  t.anchor = best_raw_udp(datagram, peers, o.anchor_run, o.anchor_seconds);
+  t.single = o.anchor_run == 1 ? t.anchor : best_raw_udp(datagram, peers, 1, o.anchor_seconds);
   t.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return t;
 }
@@ -217,7 +229,7 @@ int run_serve(int argc, char** argv) {
     ("pacing-tick-us", po::value(&o.pacing_tick_us)->default_value(0), "ncast-server --pacing-tick-us (0: the server's default)")
     ("pacing-burst", po::value(&o.pacing_burst)->default_value(o.pacing_burst), "ncast-server --pacing-burst")
     ("server-cpu", po::value(&o.server_cpu)->default_value(-1), "pin server i to CPUs server-cpu + i·T .. + T−1, T = --server-threads (-1: do not); --cpu pins the swarm")
-    ("anchor-seconds", po::value(&o.anchor_seconds)->default_value(o.anchor_seconds), "measuring time of each raw UDP anchor")
+    ("anchor-seconds", po::value(&o.anchor_seconds)->default_value(o.anchor_seconds), "measuring time of each raw UDP anchor (the best of three such is kept)")
     ("anchor-run", po::value(&o.anchor_run)->default_value(o.anchor_run), "datagrams in a row to one destination in the anchor (runs > 1 become UDP GSO sends; 0: --pacing-burst)")
     ("plot", po::value(&o.plot), "draw peers against late segments and server CPU into this PNG (gnuplot; .dat and .gp beside it)");
   add_common_options(desc, common);
