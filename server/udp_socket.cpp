@@ -10,7 +10,7 @@
 #include <cstring>
 #include <system_error>
 
-#include "server/udp_gro.hpp"
+#include "server/udp_receive.hpp"
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
@@ -58,38 +58,13 @@ UdpSocket::UdpSocket(boost::asio::io_context& io, const proto::Address& address,
 
 std::size_t UdpSocket::receive(const std::function<void(std::span<std::uint8_t>, const proto::Address&)>& handler,
                                std::size_t max_batches) {
-  const int fd = socket_.native_handle();
-  mmsghdr msgs[kBatch];
-  iovec iovs[kBatch];
-  sockaddr_storage from[kBatch];
-  alignas(cmsghdr) char control[kBatch][kGroControlSpace];
   std::size_t total = 0;
   for (std::size_t batch = 0; batch < max_batches; ++batch) {
-    for (std::size_t i = 0; i < kBatch; ++i) {
-      iovs[i] = {rx_buffers_.data() + i * kGroMaxMessage, kGroMaxMessage};
-      std::memset(&msgs[i], 0, sizeof msgs[i]);
-      msgs[i].msg_hdr.msg_iov = &iovs[i];
-      msgs[i].msg_hdr.msg_iovlen = 1;
-      msgs[i].msg_hdr.msg_name = &from[i];
-      msgs[i].msg_hdr.msg_namelen = sizeof from[i];
-      msgs[i].msg_hdr.msg_control = control[i];
-      msgs[i].msg_hdr.msg_controllen = sizeof control[i];
-    }
     ++counters_.recv_calls;
-    const int got = ::recvmmsg(fd, msgs, kBatch, MSG_DONTWAIT, nullptr);
-    if (got <= 0) break;
-    for (int i = 0; i < got; ++i) {
-      const auto addr = proto::Address::from_sockaddr(reinterpret_cast<sockaddr*>(&from[i]));
-      if (addr.family == 0) continue;
-      const std::span<std::uint8_t> message{rx_buffers_.data() + static_cast<std::size_t>(i) * kGroMaxMessage, msgs[i].msg_len};
-      const std::size_t segment = gro_segment_size(msgs[i].msg_hdr);
-      if (segment > 0 && segment < message.size()) ++counters_.gro_messages;
-      for_each_datagram(message, segment, [&](std::span<std::uint8_t> d) {
-        handler(d, addr);
-        ++total;
-      });
-    }
-    if (static_cast<std::size_t>(got) < kBatch) break;
+    const Received r = receive_batch(socket_.native_handle(), rx_buffers_.data(), kBatch, handler);
+    total += r.datagrams;
+    counters_.gro_messages += r.merged;
+    if (r.messages < kBatch) break;
   }
   return total;
 }

@@ -25,7 +25,7 @@ struct SocketCounters {
 
 class UdpSocket {
  public:
-  static constexpr std::size_t kBatch = 64;
+  static constexpr std::size_t kBatch = 64;  // messages a recvmmsg or sendmmsg call takes at most
 
   // Binds to address (port 0 picks a free one); buffer_bytes sizes the kernel buffers (as far as
   // the system allows). reuse_port: SO_REUSEPORT, so that sockets of one process (one per thread) share

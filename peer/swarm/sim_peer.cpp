@@ -88,35 +88,14 @@ void SimPeer::start(TimePoint now) {
 void SimPeer::on_readable() {
   if (status_ != Status::running) return;
   const TimePoint now = Clock::now();
-  const int fd = socket_.native_handle();
-  mmsghdr msgs[RxScratch::kBatch];
-  iovec iovs[RxScratch::kBatch];
-  sockaddr_storage from[RxScratch::kBatch];
-  alignas(cmsghdr) char control[RxScratch::kBatch][server::kGroControlSpace];
-  constexpr std::size_t size = server::kGroMaxMessage;
   // A few batches at most, so that one busy peer does not starve the others of its thread.
   for (int batch = 0; batch < 4 && status_ == Status::running; ++batch) {
-    for (std::size_t i = 0; i < RxScratch::kBatch; ++i) {
-      iovs[i] = {scratch_.bytes.data() + i * size, size};
-      std::memset(&msgs[i], 0, sizeof msgs[i]);
-      msgs[i].msg_hdr.msg_iov = &iovs[i];
-      msgs[i].msg_hdr.msg_iovlen = 1;
-      msgs[i].msg_hdr.msg_name = &from[i];
-      msgs[i].msg_hdr.msg_namelen = sizeof from[i];
-      msgs[i].msg_hdr.msg_control = control[i];
-      msgs[i].msg_hdr.msg_controllen = sizeof control[i];
-    }
-    const int got = ::recvmmsg(fd, msgs, RxScratch::kBatch, MSG_DONTWAIT, nullptr);
-    if (got <= 0) break;
-    for (int i = 0; i < got && status_ == Status::running; ++i) {
-      if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) continue;
-      const auto addr = proto::Address::from_sockaddr(reinterpret_cast<sockaddr*>(&from[i]));
-      const std::span<std::uint8_t> message{scratch_.bytes.data() + static_cast<std::size_t>(i) * size, msgs[i].msg_len};
-      server::for_each_datagram(message, server::gro_segment_size(msgs[i].msg_hdr), [&](std::span<std::uint8_t> d) {
-        if (d.size() <= scratch_.max_datagram && status_ == Status::running) on_datagram(d, addr, now);
-      });
-    }
-    if (static_cast<std::size_t>(got) < RxScratch::kBatch) break;
+    const auto r = server::receive_batch(socket_.native_handle(), scratch_.bytes.data(), RxScratch::kBatch,
+                                         [&](std::span<std::uint8_t> d, const proto::Address& from) {
+                                           if (d.size() <= scratch_.max_datagram && status_ == Status::running)
+                                             on_datagram(d, from, now);
+                                         });
+    if (r.messages < RxScratch::kBatch) break;
   }
   after_input(now);
 }

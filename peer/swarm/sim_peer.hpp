@@ -27,7 +27,7 @@
 #include "peer/swarm/playback.hpp"
 #include "peer/swarm/ready_set.hpp"
 #include "server/protocol/address.hpp"
-#include "server/udp_gro.hpp"
+#include "server/udp_receive.hpp"
 
 namespace ncast::swarm {
 
@@ -50,7 +50,7 @@ struct SimPeerOptions {
 };
 
 // Datagrams are read in batches into a buffer that the peers of one thread share. A message may be a
-// GRO run of several datagrams (server/udp_gro.hpp), so each has room for the largest.
+// GRO run of several datagrams (server/udp_receive.hpp), so each has room for the largest.
 struct RxScratch {
   static constexpr std::size_t kBatch = 16;
   explicit RxScratch(std::size_t max_datagram) : max_datagram(max_datagram), bytes(kBatch * server::kGroMaxMessage) {}
