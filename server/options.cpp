@@ -57,7 +57,7 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
   std::vector<std::string> live;
   std::string config_file, metrics;
   std::uint32_t server_id = 0;
-  unsigned n = 128, max_datagram = 1200, window = 16, pacing_tick_us = 1, pacing_burst = 4;
+  unsigned n = 128, max_datagram = 1200, window = 16, pacing_tick_us = 1, pacing_burst = 8;
   double idle_timeout = 10;
 
   po::options_description streams("Streams");
@@ -97,7 +97,7 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
       ("session-rate", po::value(&session_rate)->default_value("100M"), "bit/s per download session (and paced ones without a bitrate)")
       ("max-rate", po::value(&max_rate)->default_value("1G"), "bit/s of all sessions together")
       ("pacing-tick-us", po::value(&pacing_tick_us)->default_value(1000), "µs grid of pacing wake-ups: the sessions due in a tick share one wake-up and one sendmmsg (about half the server CPU of per-session timing at a few hundred peers); 1: per-session timing (1..100000)")
-      ("pacing-burst", po::value(&pacing_burst)->default_value(4), "datagrams a paced session sends in a row, as one UDP GSO message: fewer sends and peer wake-ups, for a delay of burst/rate (1..32)");
+      ("pacing-burst", po::value(&pacing_burst)->default_value(8), "datagrams a paced session sends in a row, as one UDP GSO message: fewer sends and peer wake-ups, for a delay of burst/rate; a round's end goes one by one (1..32)");
   po::options_description observe("Observability");
   observe.add_options()
       ("metrics", po::value(&metrics), "serve Prometheus text at http://ADDR:PORT/metrics (port 0 picks one)")

@@ -353,14 +353,21 @@ void Server::run_due(TimePoint now) {
     s.refill(now);
     TimePoint next = TimePoint::max();
     std::size_t turn = 0;
+    // A turn sends a whole burst, or it would send the burst's datagrams one wake-up each; near the
+    // end of a round, one datagram, and the next one a tick later at the earliest.
+    const bool single = s.one_at_a_time();
+    const std::size_t first = single ? max_packet : s.burst_bytes();
     for (;; ++turn) {
       if (turn == kPacketsPerTurn || budget == 0) {
         next = now;  // others' turn; this one comes back in the same run if there is budget left
         break;
       }
-      // A turn starts with a whole burst, or it would send the burst's datagrams one wake-up each.
-      if (!s.can_send(turn == 0 ? s.burst_bytes() : max_packet)) {
-        next = s.pacing_ready(s.burst_bytes(), now);
+      if (single && turn == 1) {
+        next = std::max(now + 1us, s.pacing_ready(max_packet, now));
+        break;
+      }
+      if (!s.can_send(turn == 0 ? first : max_packet)) {
+        next = s.pacing_ready(first, now);
         break;
       }
       if (!rate_bucket_.available(static_cast<double>(max_packet))) {

@@ -56,11 +56,12 @@ struct ServerConfig {
   std::chrono::microseconds pacing_tick{1000};
   // A paced session waits until it may send this many datagrams, then sends them in a row: one UDP
   // GSO message instead of several, and one wake-up and receive at the peer (with UDP GRO), for a
-  // delay of burst / rate (≈ 40 ms for 4 at 768 kbit/s) before the first of them.
-  std::uint16_t pacing_burst = 4;
+  // delay of burst / rate (≈ 80 ms for 8 at 768 kbit/s) before the first of them. The end of each
+  // round still goes one datagram at a time (Session::one_at_a_time).
+  std::uint16_t pacing_burst = 8;
   // A paced session's peer may hold back an ACK for up to this many of the session's packet intervals
   // (at least max_ack_delay_ms, at most kMaxPacedAckDelayMs): at 768 kbit/s a peer then acknowledges
-  // every other burst instead of every packet, and each ACK costs the server a receive and an AEAD open
+  // about once a burst instead of every packet, and each ACK costs the server a receive and an AEAD open
   // and the peer a send. A decoded segment is still acknowledged at once, so this delays no stop.
   double paced_ack_packets = 8;
   // Servers sharing a port: bind with SO_REUSEPORT, and mint and verify retry tokens with one key (a

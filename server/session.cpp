@@ -339,6 +339,17 @@ void Session::refill(TimePoint now) {
   tokens_ = std::min(bucket_size(), tokens_ + dt * rate());
 }
 
+bool Session::one_at_a_time() const {
+  if (config_.download || config_.burst <= 1) return false;
+  for (const Flight& f : flights_) {
+    if (f.decoded || f.waiting || f.sent >= f.target) continue;
+    // The peer completes somewhere in the round's last redundancy-and-spread packets; two bursts'
+    // worth covers that at the loss rates the rate makes up for.
+    return f.target - f.sent <= 2u * config_.burst;
+  }
+  return false;
+}
+
 TimePoint Session::pacing_ready(std::size_t bytes, TimePoint now) const {
   if (can_send(bytes)) return now;
   // Rounded up, and never now: a wait that truncated to zero would have the scheduler spin.

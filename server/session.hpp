@@ -78,6 +78,10 @@ class Session {
   // Pacing: a token bucket of octets at rate(), holding at least a burst of datagrams.
   double rate() const;
   std::size_t burst_bytes() const { return static_cast<std::size_t>(config_.burst) * config_.max_datagram; }
+  // True when a paced session's next packet is near the end of a round, where the peer may complete the
+  // segment at any packet: a burst sent there would be out before the decoded ACK could stop it, so
+  // packets go one at a time (a download session is not slowed so).
+  bool one_at_a_time() const;
   void refill(TimePoint now);
   bool can_send(std::size_t bytes) const { return tokens_ >= static_cast<double>(bytes); }
   void spend(std::size_t bytes) { tokens_ -= static_cast<double>(bytes); }

@@ -34,7 +34,7 @@ TEST(ServerOptions, DefaultsAndValues) {
   EXPECT_EQ(o.threads, 1u);
   EXPECT_EQ(o.config.pacing_tick, std::chrono::microseconds(1000));
   EXPECT_DOUBLE_EQ(o.config.headroom, 0.08);
-  EXPECT_EQ(o.config.pacing_burst, 4);
+  EXPECT_EQ(o.config.pacing_burst, 8);
   const auto t = parse({"--file", "a", "--threads", "3", "--pacing-tick-us", "250", "--headroom", "0.2", "--pacing-burst", "1"});
   EXPECT_EQ(t.options.threads, 3u);
   EXPECT_EQ(t.options.config.pacing_tick, std::chrono::microseconds(250));

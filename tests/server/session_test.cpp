@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -299,6 +300,44 @@ TEST(Session, TheBucketHoldsAPacingBurst) {
     s.refill(t);
     EXPECT_TRUE(s.can_send(held)) << "burst " << burst;
     EXPECT_FALSE(s.can_send(held + 1)) << "burst " << burst;
+  }
+}
+
+TEST(Session, APacedRoundEndsOneDatagramAtATime) {
+  // The last two bursts' worth of a round go one by one: the peer may complete the segment there, and
+  // its decoded ACK stops what has not left yet. The rest of a round goes in bursts, and a download
+  // session is never slowed so.
+  Fixture f(4);
+  f.config.burst = 4;
+  for (const bool download : {false, true}) {
+    f.config.download = download;
+    const TimePoint t = TimePoint{} + 1s;
+    Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, t);
+    SimPeer peer(f.keys, 7, f.info, f.config.window);
+    auto ack = [&] {
+      auto a = peer.ack();
+      ASSERT_FALSE(s.receive(a, *proto::parse_header(a), t).drop);
+    };
+    ack();
+    std::vector<bool> single;  // one_at_a_time() before each CODED packet
+    std::vector<std::uint8_t> buf(1200);
+    while (single.size() < 150) {
+      const bool one = s.one_at_a_time();
+      const std::size_t len = s.next_packet(buf, t);
+      ASSERT_GT(len, 0u);
+      const auto type = proto::parse_header({buf.data(), len})->type;
+      peer.deliver({buf.begin(), buf.begin() + static_cast<long>(len)});
+      if (type == proto::PacketType::segments) ack();  // the peer learns the descriptors: flights open
+      if (type == proto::PacketType::coded) single.push_back(one);
+    }
+    const auto first = std::find(single.begin(), single.end(), true);
+    if (download) {
+      EXPECT_EQ(first, single.end());
+      continue;
+    }
+    ASSERT_NE(first, single.end());
+    EXPECT_GT(first - single.begin(), 8) << "the round starts in bursts";
+    EXPECT_EQ(std::find(first, single.end(), false) - first, 8) << "two bursts' worth, one by one";
   }
 }
 

@@ -55,7 +55,7 @@ struct ServeOptions {
   unsigned servers = 1;
   unsigned server_threads = 1;
   unsigned pacing_tick_us = 0;  // 0: the server's default
-  unsigned pacing_burst = 4;
+  unsigned pacing_burst = 8;
   double anchor_seconds = 1.0;
   std::size_t anchor_run = 0;  // 0: the pacing burst
   std::string plot;
