@@ -3,8 +3,8 @@
 // server's own send path (server::UdpSocket: sendmmsg, UDP GSO for runs to one destination) when there
 // is no coding, no crypto and no session logic: datagrams of the coded packets' size, sent round robin
 // to as many receiving sockets on loopback as the swarm has peers, `run` datagrams in a row to each
-// (a run longer than one becomes one GSO send). A drain thread keeps the receivers reading, as the
-// peers do. Rates are per second of the sending thread's CPU time, as the server's are per second of
+// (a run longer than one becomes one GSO send). A drain thread keeps the receivers reading, with UDP
+// GRO on as the peers have it. Rates are per second of the sending thread's CPU time, as the server's are per second of
 // its process's: both are what one core could send, whatever else the host is doing.
 #include <cstddef>
 #include <cstdint>
