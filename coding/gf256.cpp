@@ -12,8 +12,7 @@ struct ProductTable {
 consteval ProductTable make_product_table() {
   ProductTable t;
   for (unsigned c = 0; c < 256; ++c)
-    for (unsigned x = 0; x < 256; ++x)
-      t.row[c][x] = mul(static_cast<std::uint8_t>(c), static_cast<std::uint8_t>(x));
+    for (unsigned x = 0; x < 256; ++x) t.row[c][x] = mul(static_cast<std::uint8_t>(c), static_cast<std::uint8_t>(x));
   return t;
 }
 

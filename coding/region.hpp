@@ -16,12 +16,12 @@ struct RegionKernels {
   // dst ^= c · src
   void (*mul_add)(std::uint8_t* dst, const std::uint8_t* src, std::uint8_t c, std::size_t len);
   // dst = Σ_j coefs[j] · srcs[j], j < k
-  void (*dot)(std::uint8_t* dst, const std::uint8_t* const* srcs, const std::uint8_t* coefs,
-              std::size_t k, std::size_t len);
+  void (*dot)(std::uint8_t* dst, const std::uint8_t* const* srcs, const std::uint8_t* coefs, std::size_t k,
+              std::size_t len);
   // dsts[i] = Σ_j coefs[i·k + j] · srcs[j] for i < m (or ^= when accumulate), in one cache-blocked
   // pass over the sources however large k × m is.
-  void (*dot_multi)(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* const* srcs,
-                    std::size_t k, const std::uint8_t* coefs, std::size_t len, bool accumulate);
+  void (*dot_multi)(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* const* srcs, std::size_t k,
+                    const std::uint8_t* coefs, std::size_t len, bool accumulate);
 };
 
 // The kernels of the active level (see active_level()).

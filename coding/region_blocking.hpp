@@ -37,8 +37,8 @@ inline bool trivial_dot_multi(std::uint8_t* const* dsts, std::size_t m, std::siz
 // One constant per coefficient (make(c)), laid out group by group of at most `group` outputs and
 // source-major inside a group: the order in which a group kernel reads them.
 template <class T, class Make>
-void expand_by_group(std::vector<T>& out, const std::uint8_t* coefs, std::size_t m, std::size_t k,
-                     std::size_t group, Make make) {
+void expand_by_group(std::vector<T>& out, const std::uint8_t* coefs, std::size_t m, std::size_t k, std::size_t group,
+                     Make make) {
   out.resize(m * k);
   for (std::size_t g0 = 0; g0 < m; g0 += group) {
     const std::size_t gs = std::min(group, m - g0);

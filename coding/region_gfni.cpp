@@ -1,8 +1,6 @@
 // AVX-512 + GFNI kernels: one gf2p8affineqb per 64 source bytes per coefficient.
 #include <immintrin.h>
 
-
-
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -55,8 +53,8 @@ void mul_add(std::uint8_t* dst, const std::uint8_t* src, std::uint8_t c, std::si
 
 // G outputs over columns [off, off + n) of k sources; mats holds G matrices per source, source-major.
 template <std::size_t G, bool Stream>
-void dot_group(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::size_t k,
-               const std::uint64_t* mats, std::size_t off, std::size_t n, bool accumulate, bool prefetch) {
+void dot_group(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::size_t k, const std::uint64_t* mats,
+               std::size_t off, std::size_t n, bool accumulate, bool prefetch) {
   const std::size_t end = off + n;
   std::size_t pos = off;
   // Two vectors per step so each broadcast matrix serves 128 bytes.

@@ -1,6 +1,7 @@
 // In-place Gauss–Jordan (the exchange form: no [C | I], no row swaps), one block per generation, the
 // matrix in registers: warp w holds rows RPW·w .. RPW·w + RPW-1, lane l words l, l+32, … of each
-// (RPW = 16 rows of one word for n ≤ 128, 8 rows of two words up to 256). Pivoting on (q, p), a = C[q][p], exchanges unknown p with equation q:
+// (RPW = 16 rows of one word for n ≤ 128, 8 rows of two words up to 256). Pivoting on (q, p), a = C[q][p], exchanges
+// unknown p with equation q:
 //   row q   ← (1/a) · row q, with column p set to 1/a;
 //   row r≠q ← row r with column p cleared, plus C[r][p] · (new row q).
 // Columns go in order and the pivot row of column p is the first unused row with a non-zero there
@@ -29,8 +30,8 @@ namespace {
 using detail::xtime;
 
 constexpr std::uint32_t kMaxN = 256;
-constexpr int kMaxWarps = 32;            // 8 rows each for n = 256: 1024 threads
-constexpr std::uint32_t kNone = 0xFFFFu;         // no candidate row
+constexpr int kMaxWarps = 32;             // 8 rows each for n = 256: 1024 threads
+constexpr std::uint32_t kNone = 0xFFFFu;  // no candidate row
 constexpr unsigned kFull = 0xFFFFFFFFu;
 
 struct InverseTable {
@@ -96,7 +97,7 @@ struct alignas(16) Tables {
 template <int WPL, int RPW>
 __global__ void __launch_bounds__(kMaxN / RPW * 32) invert_kernel(const InvertJob* jobs, int* singular) {
   static_assert((RPW == 8 || RPW == 16) && WPL >= 1 && WPL <= 2);
-  __shared__ Tables of[256], inverse_of[256];  // split tables of c and of 1/c
+  __shared__ Tables of[256], inverse_of[256];                  // split tables of c and of 1/c
   __shared__ std::uint32_t cand[2][kMaxWarps];                 // candidate row of each warp, or kNone
   __shared__ std::uint32_t cand_rows[2][kMaxWarps][32 * WPL];  // its words, as the lanes hold them
   __shared__ std::uint16_t row_of_step[kMaxN], step_of_row[kMaxN];
@@ -119,14 +120,15 @@ __global__ void __launch_bounds__(kMaxN / RPW * 32) invert_kernel(const InvertJo
       std::uint32_t v = 0;
       const std::uint32_t col = 4 * (lane + 32 * x);
       if (r < n)
-        for (std::uint32_t b = 0; b < 4 && col + b < n; ++b) v |= std::uint32_t{job.coefs[r * job.coef_pitch + col + b]} << (8 * b);
+        for (std::uint32_t b = 0; b < 4 && col + b < n; ++b)
+          v |= std::uint32_t{job.coefs[r * job.coef_pitch + col + b]} << (8 * b);
       rows[i][x] = v;
     }
   }
 
   // Column p of this warp's rows, four to a word (row 4k + b in byte b of word k), as lane
   // (p / 4) % 32 holds them.
-  auto gather_column = [&](std::uint32_t p, std::uint32_t (&column)[RPW / 4]) {
+  auto gather_column = [&](std::uint32_t p, std::uint32_t(&column)[RPW / 4]) {
     const std::uint32_t x = p >> 7, pair = (p & 3) | ((4 + (p & 3)) << 4);
     auto two = [&](int i) { return __byte_perm(word_at<WPL>(rows[i], x), word_at<WPL>(rows[i + 1], x), pair); };
 #pragma unroll
@@ -257,11 +259,11 @@ std::vector<bool> BatchDecoder::decode(std::span<const DecodeJob> jobs, cudaStre
     const std::size_t n = j.coefs.rows;
     if (n < 1 || n > kMaxN || j.coefs.cols != n || j.payloads.rows != n || j.out.rows != n ||
         j.out.cols != j.payloads.cols || j.coefs.data == nullptr || j.coefs.pitch < n)
-      throw std::invalid_argument("GPU decode: a job needs an n × n coefficient matrix (n in 1..256) and n × len "
-                                  "payloads and outputs; got " +
-                                  std::to_string(j.coefs.rows) + "x" + std::to_string(j.coefs.cols) + ", " +
-                                  std::to_string(j.payloads.rows) + "x" + std::to_string(j.payloads.cols) + ", " +
-                                  std::to_string(j.out.rows) + "x" + std::to_string(j.out.cols));
+      throw std::invalid_argument(
+          "GPU decode: a job needs an n × n coefficient matrix (n in 1..256) and n × len "
+          "payloads and outputs; got " +
+          std::to_string(j.coefs.rows) + "x" + std::to_string(j.coefs.cols) + ", " + std::to_string(j.payloads.rows) +
+          "x" + std::to_string(j.payloads.cols) + ", " + std::to_string(j.out.rows) + "x" + std::to_string(j.out.cols));
     require_kernel_layout(j.payloads, "GPU decode payloads");
     require_kernel_layout(j.out, "GPU decode outputs");
     max_n = std::max<std::uint32_t>(max_n, static_cast<std::uint32_t>(n));
@@ -299,9 +301,9 @@ std::vector<bool> BatchDecoder::decode(std::span<const DecodeJob> jobs, cudaStre
   batch_.clear();
   for (std::size_t i = 0; i < count; ++i) {
     const std::size_t n = jobs[i].coefs.rows;
-    batch_.add({ConstDeviceMatrixRef(inverses_.ref().row(i * max_n), n, n, inverses_.pitch()), jobs[i].payloads,
-                jobs[i].out},
-               flags + i);
+    batch_.add(
+        {ConstDeviceMatrixRef(inverses_.ref().row(i * max_n), n, n, inverses_.pitch()), jobs[i].payloads, jobs[i].out},
+        flags + i);
   }
   Kernel kernel = kernel_;
   if (kernel == Kernel::automatic) kernel = fastest_kernel(max_n, max_n, max_len, count);

@@ -14,7 +14,7 @@ namespace ncast::gpu {
 namespace {
 
 constexpr std::size_t kLanesPerDevice = 2;
-constexpr std::size_t kMaxChunk = 4096;                         // requests per launch
+constexpr std::size_t kMaxChunk = 4096;                           // requests per launch
 constexpr std::size_t kChunkOutputBytes = std::size_t{64} << 20;  // device staging of one lane's payloads
 
 }  // namespace
@@ -95,7 +95,8 @@ void BatchEncoder::encode(std::span<const EncodeRequest> requests, std::uint8_t*
 }
 
 void BatchEncoder::run_chunk(Lane& lane, std::span<const std::size_t> chunk, std::span<const EncodeRequest> requests,
-                             const Segments& segments, std::uint8_t* out, std::size_t slot, std::uint8_t* coefficients) {
+                             const Segments& segments, std::uint8_t* out, std::size_t slot,
+                             std::uint8_t* coefficients) {
   // Requests of one segment become consecutive rows (one product each), in their order.
   std::vector<std::size_t> order(chunk.begin(), chunk.end());
   std::unordered_set<const ResidentSegment*> seen;
@@ -110,7 +111,11 @@ void BatchEncoder::run_chunk(Lane& lane, std::span<const std::size_t> chunk, std
   for (std::size_t p = 0; p < order.size(); ++p) {
     const ResidentSegment& seg = *segments[order[p]];
     const std::uint32_t id = requests[order[p]].id, n = static_cast<std::uint32_t>(seg.layout.n());
-    host[p] = {seg.seeds.seed, seg.seeds.segment, id, n, options_.density.threshold(),
+    host[p] = {seg.seeds.seed,
+               seg.seeds.segment,
+               id,
+               n,
+               options_.density.threshold(),
                options_.systematic && id < n ? 1u : 0u};
   }
   const cudaStream_t s = lane.stream.get();

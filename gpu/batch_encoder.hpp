@@ -27,7 +27,8 @@ struct EncodeRequest {
 class BatchEncoder {
  public:
   // Only options.systematic and options.density matter here (the caller frames symbols).
-  explicit BatchEncoder(SegmentStore& store, const rlnc::EncoderOptions& options = {}, Kernel kernel = Kernel::automatic);
+  explicit BatchEncoder(SegmentStore& store, const rlnc::EncoderOptions& options = {},
+                        Kernel kernel = Kernel::automatic);
   ~BatchEncoder();
   BatchEncoder(const BatchEncoder&) = delete;
   BatchEncoder& operator=(const BatchEncoder&) = delete;

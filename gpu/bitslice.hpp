@@ -70,7 +70,8 @@ NCAST_BITSLICE_FN std::uint32_t byte_perm(std::uint32_t x, std::uint32_t y, std:
 #else
   const std::uint64_t v = (std::uint64_t{y} << 32) | x;
   std::uint32_t r = 0;
-  for (int i = 0; i < 4; ++i) r |= static_cast<std::uint32_t>((v >> (8 * ((selector >> (4 * i)) & 7u))) & 0xFFu) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    r |= static_cast<std::uint32_t>((v >> (8 * ((selector >> (4 * i)) & 7u))) & 0xFFu) << (8 * i);
   return r;
 #endif
 }
@@ -92,7 +93,8 @@ NCAST_BITSLICE_FN std::uint32_t entry_address(std::uint32_t rows, std::uint32_t 
 #if defined(__CUDACC__)
 __host__ __device__
 #endif
-constexpr int trailing_zeros(int i) {
+    constexpr int
+    trailing_zeros(int i) {
   int z = 0;
   while (!(i & 1)) i >>= 1, ++z;
   return z;

@@ -15,8 +15,8 @@ std::string mib(std::size_t bytes) {
 
 void check(cudaError_t err, const char* what) {
   if (err == cudaSuccess) return;
-  std::string message = std::string("CUDA error while ") + what + ": " + cudaGetErrorString(err) + " (" +
-                        cudaGetErrorName(err) + ")";
+  std::string message =
+      std::string("CUDA error while ") + what + ": " + cudaGetErrorString(err) + " (" + cudaGetErrorName(err) + ")";
   // A fault inside a kernel leaves the context unusable: say so, since every later call fails too.
   if (err == cudaErrorIllegalAddress || err == cudaErrorLaunchFailure || err == cudaErrorHardwareStackError ||
       err == cudaErrorIllegalInstruction || err == cudaErrorMisalignedAddress)

@@ -8,7 +8,7 @@
 namespace ncast::gpu {
 namespace {
 
-constexpr std::size_t kLanes = 4;                      // streams the host path spreads chunks over
+constexpr std::size_t kLanes = 4;                          // streams the host path spreads chunks over
 constexpr std::size_t kLaneBytes = std::size_t{32} << 20;  // device staging per stream (inputs + outputs)
 constexpr std::size_t kColumnAlign = 128;
 
@@ -43,7 +43,8 @@ CudaEngine::CudaEngine(int device, Kernel kernel) : info_(open_device(device)), 
   std::uint8_t result[4] = {};
   check(cudaMemcpy(result, probe_dst.ref().data, 4, cudaMemcpyDeviceToHost), "running the start-up check");
   if (result[0] != 9 || result[3] != 9)  // 3·7 = 7 ^ 14 in GF(2^8)
-    throw CudaError(cudaErrorUnknown, "CUDA device " + std::to_string(device) + " computed a wrong product in the start-up check");
+    throw CudaError(cudaErrorUnknown,
+                    "CUDA device " + std::to_string(device) + " computed a wrong product in the start-up check");
   for (std::size_t i = 0; i < kLanes; ++i) lanes_.push_back(std::make_unique<Lane>());
 }
 
@@ -91,7 +92,8 @@ void CudaEngine::multiply(const std::uint8_t* coefs, std::size_t m, std::size_t 
     // Every lane reads the coefficients: have them on the device before any lane starts.
     const cudaStream_t first = lanes_[0]->stream.get();
     if (m * k > 0) {
-      check(cudaMemcpyAsync(coefs_.get(), coefs, m * k, cudaMemcpyHostToDevice, first), "copying coefficients to the device");
+      check(cudaMemcpyAsync(coefs_.get(), coefs, m * k, cudaMemcpyHostToDevice, first),
+            "copying coefficients to the device");
       lanes_[0]->stream.synchronize("copying coefficients to the device");
     }
     // Chunk c runs on lane c % kLanes; a lane's own stream orders the reuse of its staging.

@@ -25,8 +25,8 @@ std::vector<DeviceInfo> usable_devices(std::string* why) {
 
 std::string describe(const DeviceInfo& d) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%s (sm_%d%d, %d SMs, %.1f GiB)", d.name.c_str(), d.major, d.minor,
-                d.multiprocessors, static_cast<double>(d.memory_bytes) / (1 << 30));
+  std::snprintf(buf, sizeof buf, "%s (sm_%d%d, %d SMs, %.1f GiB)", d.name.c_str(), d.major, d.minor, d.multiprocessors,
+                static_cast<double>(d.memory_bytes) / (1 << 30));
   return buf;
 }
 

@@ -9,7 +9,7 @@ namespace ncast::gpu {
 struct DeviceInfo {
   int index = 0;
   std::string name;
-  int major = 0, minor = 0;      // compute capability
+  int major = 0, minor = 0;  // compute capability
   int multiprocessors = 0;
   std::size_t memory_bytes = 0;
 };

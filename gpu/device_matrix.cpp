@@ -45,12 +45,13 @@ void DeviceMatrix::download(std::uint8_t* const* host_rows, cudaStream_t stream)
   copy_rows_to_host(host_rows, cref(), rows_, 0, cols_, stream);
 }
 
-void copy_rows_to_device(DeviceMatrixRef dst, const std::uint8_t* const* host_rows, std::size_t rows,
-                         std::size_t col0, std::size_t width, cudaStream_t stream) {
+void copy_rows_to_device(DeviceMatrixRef dst, const std::uint8_t* const* host_rows, std::size_t rows, std::size_t col0,
+                         std::size_t width, cudaStream_t stream) {
   if (rows == 0 || width == 0) return;
   if (const std::size_t step = even_spacing(host_rows, rows, width)) {
-    check(cudaMemcpy2DAsync(dst.data, dst.pitch, host_rows[0] + col0, step, width, rows, cudaMemcpyHostToDevice, stream),
-          "copying rows to the device");
+    check(
+        cudaMemcpy2DAsync(dst.data, dst.pitch, host_rows[0] + col0, step, width, rows, cudaMemcpyHostToDevice, stream),
+        "copying rows to the device");
     return;
   }
   for (std::size_t i = 0; i < rows; ++i)
@@ -62,8 +63,9 @@ void copy_rows_to_host(std::uint8_t* const* host_rows, ConstDeviceMatrixRef src,
                        std::size_t width, cudaStream_t stream) {
   if (rows == 0 || width == 0) return;
   if (const std::size_t step = even_spacing(host_rows, rows, width)) {
-    check(cudaMemcpy2DAsync(host_rows[0] + col0, step, src.data, src.pitch, width, rows, cudaMemcpyDeviceToHost, stream),
-          "copying rows to the host");
+    check(
+        cudaMemcpy2DAsync(host_rows[0] + col0, step, src.data, src.pitch, width, rows, cudaMemcpyDeviceToHost, stream),
+        "copying rows to the host");
     return;
   }
   for (std::size_t i = 0; i < rows; ++i)

@@ -55,9 +55,9 @@ class DeviceMatrix {
 
 // Copies rows host_rows[0..rows) (width bytes from column col0) into dst rows, one 2D copy when the
 // host rows are evenly spaced, else one copy per row.
-void copy_rows_to_device(DeviceMatrixRef dst, const std::uint8_t* const* host_rows, std::size_t rows,
-                         std::size_t col0, std::size_t width, cudaStream_t stream);
-void copy_rows_to_host(std::uint8_t* const* host_rows, ConstDeviceMatrixRef src, std::size_t rows,
-                       std::size_t col0, std::size_t width, cudaStream_t stream);
+void copy_rows_to_device(DeviceMatrixRef dst, const std::uint8_t* const* host_rows, std::size_t rows, std::size_t col0,
+                         std::size_t width, cudaStream_t stream);
+void copy_rows_to_host(std::uint8_t* const* host_rows, ConstDeviceMatrixRef src, std::size_t rows, std::size_t col0,
+                       std::size_t width, cudaStream_t stream);
 
 }  // namespace ncast::gpu

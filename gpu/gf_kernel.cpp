@@ -110,9 +110,9 @@ std::optional<detail::KernelProblem> checked(const Product& product) {
   const auto& [coefs, src, dst] = product;
   const std::size_t m = dst.rows, k = src.rows, len = dst.cols;
   if (coefs.rows != m || coefs.cols != k || src.cols != len)
-    throw std::invalid_argument("GPU multiply: shapes do not fit: " + shape_text("coefficients", coefs.rows, coefs.cols) +
-                                ", " + shape_text("sources", src.rows, src.cols) + ", " +
-                                shape_text("outputs", dst.rows, dst.cols));
+    throw std::invalid_argument(
+        "GPU multiply: shapes do not fit: " + shape_text("coefficients", coefs.rows, coefs.cols) + ", " +
+        shape_text("sources", src.rows, src.cols) + ", " + shape_text("outputs", dst.rows, dst.cols));
   if (m == 0 || len == 0) return std::nullopt;
   if (k > 0 && (coefs.data == nullptr || coefs.pitch < k))
     throw std::invalid_argument("GPU multiply: coefficient matrix needs a device pointer and a pitch of at least k");

@@ -172,7 +172,8 @@ __global__ void __launch_bounds__(kThreads, 1) bitslice_kernel(KernelArgs args) 
 }  // namespace
 
 void launch_bitslice(const KernelArgs& args, cudaStream_t stream) {
-  check(cudaFuncSetAttribute(bitslice_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes)),
+  check(cudaFuncSetAttribute(bitslice_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(kSharedBytes)),
         "allowing the bitslice kernel its shared memory");
   const std::size_t tiles = (args.max_m + kTileRows - 1) / kTileRows;
   const dim3 grid(static_cast<unsigned>((args.max_len + kSlab - 1) / kSlab),

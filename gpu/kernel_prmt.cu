@@ -103,8 +103,8 @@ __device__ inline void store_words(std::uint8_t* row, std::size_t col, std::size
 
 // Sources j and j + 1 of the thread's columns (zero past the last source).
 template <int W>
-__device__ inline void load_pair(const KernelProblem& p, std::size_t j, std::size_t col,
-                                 bool full, std::uint32_t (&w0)[W], std::uint32_t (&w1)[W]) {
+__device__ inline void load_pair(const KernelProblem& p, std::size_t j, std::size_t col, bool full,
+                                 std::uint32_t (&w0)[W], std::uint32_t (&w1)[W]) {
   load_words<W>(p.src + j * p.src_pitch, col, p.len, full, w0);
   if (j + 1 < p.k) {
     load_words<W>(p.src + (j + 1) * p.src_pitch, col, p.len, full, w1);
@@ -141,8 +141,7 @@ __global__ void __launch_bounds__(kThreads) prmt_kernel(KernelArgs args) {
       for (unsigned t = threadIdx.x; t < kChunk * MT; t += kThreads) {
         const int jj = static_cast<int>(t / MT), r = static_cast<int>(t % MT);
         // Tables past the last source or output are zero, so the pairs below need no tests.
-        const std::uint32_t c =
-            (jj < jn && i0 + r < p.m) ? __ldg(p.coefs + (i0 + r) * p.coef_pitch + j0 + jj) : 0u;
+        const std::uint32_t c = (jj < jn && i0 + r < p.m) ? __ldg(p.coefs + (i0 + r) * p.coef_pitch + j0 + jj) : 0u;
         split_tables(c, tab_ab[jj][r], tab_c[jj][r]);
       }
       __syncthreads();

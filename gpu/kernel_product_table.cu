@@ -14,8 +14,8 @@ constexpr std::size_t kTableBytes = 256 * 256;
 
 __constant__ LogExpTables c_tables = make_log_exp_tables();
 
-__global__ void __launch_bounds__(kThreads) product_table_kernel(KernelArgs args, std::size_t col_blocks,
-                                                                 std::size_t row_tiles) {
+__global__ void __launch_bounds__(kThreads)
+    product_table_kernel(KernelArgs args, std::size_t col_blocks, std::size_t row_tiles) {
   extern __shared__ std::uint8_t table[];  // table[c * 256 + x] = c·x
   __shared__ std::uint16_t sh_log[256];
   __shared__ std::uint8_t sh_exp[1024];

@@ -85,9 +85,7 @@ __host__ __device__ constexpr std::uint32_t tile_offset(std::uint32_t r, std::ui
   return (r / 8) * 256 + (b / 16) * 128 + (r % 8) * 16 + b % 16;
 }
 
-__device__ inline void warpgroup_barrier(unsigned wg) {
-  asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");
-}
+__device__ inline void warpgroup_barrier(unsigned wg) { asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory"); }
 // Ordinary shared-memory stores become visible to the tensor cores (the async proxy).
 __device__ inline void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
@@ -151,8 +149,8 @@ __device__ inline void store_transposed(const std::uint32_t (&w)[4][4], int quad
     // Four positions × four sources: o[k] holds position 4u + k, sources in byte order.
     const std::uint32_t t0 = __byte_perm(w[0][u], w[1][u], 0x5140), t1 = __byte_perm(w[2][u], w[3][u], 0x5140);
     const std::uint32_t t2 = __byte_perm(w[0][u], w[1][u], 0x7362), t3 = __byte_perm(w[2][u], w[3][u], 0x7362);
-    const std::uint32_t o[4] = {__byte_perm(t0, t1, 0x5410), __byte_perm(t0, t1, 0x7632),
-                                __byte_perm(t2, t3, 0x5410), __byte_perm(t2, t3, 0x7632)};
+    const std::uint32_t o[4] = {__byte_perm(t0, t1, 0x5410), __byte_perm(t0, t1, 0x7632), __byte_perm(t2, t3, 0x5410),
+                                __byte_perm(t2, t3, 0x7632)};
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
       const std::uint32_t lp = 16 * sixteen + 4 * u + k;  // position within the pass
@@ -184,7 +182,8 @@ __device__ void load_sources(const KernelProblem& p, std::size_t k_first, int ks
         w[r][0] = v.x, w[r][1] = v.y, w[r][2] = v.z, w[r][3] = v.w;
       } else {
 #pragma unroll
-        for (int u = 0; u < 4; ++u) w[r][u] = source < p.k && col + 4 * u < p.len ? load_word(row, col + 4 * u, p.len) : 0u;
+        for (int u = 0; u < 4; ++u)
+          w[r][u] = source < p.k && col + 4 * u < p.len ? load_word(row, col + 4 * u, p.len) : 0u;
       }
     }
     store_transposed<TC>(w, quad, sixteen, tiles);
@@ -199,7 +198,9 @@ template <int TC>
 __device__ void fetch_sources(const KernelProblem& p, std::size_t k_first, int ks, std::size_t pos0, std::uint8_t* raw,
                               unsigned wtid) {
   constexpr int kRow = 64 * TC, kChunks = kRow / 16;
-  const std::size_t rows = pos0 >= p.len ? 0 : p.k - k_first < static_cast<std::size_t>(32 * ks) ? p.k - k_first : 32 * ks;
+  const std::size_t rows = pos0 >= p.len                                       ? 0
+                           : p.k - k_first < static_cast<std::size_t>(32 * ks) ? p.k - k_first
+                                                                               : 32 * ks;
   const int items = static_cast<int>(rows) * kChunks;
   for (int item = static_cast<int>(wtid); item < items; item += 128) {
     const int r = item / kChunks, chunk = item % kChunks;
@@ -268,8 +269,8 @@ __device__ void expand_coefficients(const KernelProblem& p, std::size_t i0, std:
 #pragma unroll
     for (unsigned t = 0; t < 8; ++t) {
       const std::uint32_t column = 8 * (4 * gq + t / 2) + 2 * q + t % 2;
-      const std::uint32_t word = t < 4 ? gather_row(r[0].x, r[1].x, r[2].x, r[3].x, t)
-                                       : gather_row(r[0].y, r[1].y, r[2].y, r[3].y, t);
+      const std::uint32_t word =
+          t < 4 ? gather_row(r[0].x, r[1].x, r[2].x, r[3].x, t) : gather_row(r[0].y, r[1].y, r[2].y, r[3].y, t);
       *reinterpret_cast<std::uint32_t*>(op + tile_offset(column, byte)) = word;
     }
   }
@@ -290,9 +291,9 @@ __device__ inline std::uint32_t pack_word(const std::uint32_t (&d)[TC][4 * J], i
   std::uint32_t y[8];
 #pragma unroll
   for (int t = 0; t < 8; ++t) {
-    const int i = 4 * (4 * gq + t / 2) + t % 2;  // accumulator of column (g, q, e), row half 0
-    const std::uint32_t even = d[2 * u][i] + d[2 * u + 1][i] * 0x10000u;           // positions 0, 2
-    const std::uint32_t odd = d[2 * u][i + 2] + d[2 * u + 1][i + 2] * 0x10000u;    // positions 1, 3
+    const int i = 4 * (4 * gq + t / 2) + t % 2;                           // accumulator of column (g, q, e), row half 0
+    const std::uint32_t even = d[2 * u][i] + d[2 * u + 1][i] * 0x10000u;  // positions 0, 2
+    const std::uint32_t odd = d[2 * u][i + 2] + d[2 * u + 1][i + 2] * 0x10000u;  // positions 1, 3
     y[t] = __byte_perm(even, odd, 0x6240);
   }
   const std::uint32_t y01 = select(y[0], y[1] * 2, 0x01010101u), y23 = select(y[2], y[3] * 2, 0x01010101u);
@@ -362,7 +363,8 @@ __global__ void __launch_bounds__(WG * 128, 1)
   const std::uint32_t coef_address = static_cast<std::uint32_t>(__cvta_generic_to_shared(coef));
   // This thread's run of 2TC positions within a pass.
   const std::size_t run = (8 * warp + lane / 4) * 2 * TC;
-  const std::size_t first_pass = (std::size_t{blockIdx.x} * WG + wg) * kPass, stride = std::size_t{gridDim.x} * WG * kPass;
+  const std::size_t first_pass = (std::size_t{blockIdx.x} * WG + wg) * kPass,
+                    stride = std::size_t{gridDim.x} * WG * kPass;
 
   std::uint32_t d[TC][4 * J];
 #pragma unroll
@@ -394,10 +396,11 @@ __global__ void __launch_bounds__(WG * 128, 1)
     const int groups = left < static_cast<std::size_t>(groups_max) ? static_cast<int>(left) : groups_max;
     const std::size_t inside = (p.m - i0) / J;  // groups with no output past m
     const int whole_groups = inside < static_cast<std::size_t>(groups) ? static_cast<int>(inside) : groups;
-    __syncthreads();  // the previous output block is done with every buffer
+    __syncthreads();                              // the previous output block is done with every buffer
     auto* rows = reinterpret_cast<uint2*>(data);  // the bit-matrix rows of all 256 values, for the expansion
     for (unsigned c = tid; c < 256; c += WG * 128)
-      rows[c] = make_uint2(static_cast<std::uint32_t>(c_rows.rows[c]), static_cast<std::uint32_t>(c_rows.rows[c] >> 32));
+      rows[c] =
+          make_uint2(static_cast<std::uint32_t>(c_rows.rows[c]), static_cast<std::uint32_t>(c_rows.rows[c] >> 32));
     __syncthreads();
     expand_coefficients<J>(p, i0, k_first, ks, groups, coef, rows);
     fence_async_shared();
@@ -484,10 +487,12 @@ void launch_kernel(const KernelArgs& args, std::size_t k_first, int ks, int grou
   int device = 0, sms = 0;
   check(cudaGetDevice(&device), "reading the current device");
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "reading the SM count");
-  const std::size_t bytes = std::max<std::size_t>(shared_bytes<J, TC, WG, S>(ks, groups), 2048);  // the expansion's row table
+  const std::size_t bytes =
+      std::max<std::size_t>(shared_bytes<J, TC, WG, S>(ks, groups), 2048);  // the expansion's row table
   check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
         "allowing the tensor kernel its shared memory");
-  const std::size_t blocks_m = (args.max_m + static_cast<std::size_t>(J) * groups - 1) / (static_cast<std::size_t>(J) * groups);
+  const std::size_t blocks_m =
+      (args.max_m + static_cast<std::size_t>(J) * groups - 1) / (static_cast<std::size_t>(J) * groups);
   const std::size_t passes = (args.max_len + 64 * TC - 1) / (64 * TC);
   const std::size_t others = std::min<std::size_t>(blocks_m, kMaxGridYZ) * args.count;
   const std::size_t along = blocks_along(passes, others, static_cast<std::size_t>(sms), WG);

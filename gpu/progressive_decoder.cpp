@@ -39,7 +39,8 @@ struct Copy {
 // Copies into page-locked staging, with several threads when there is much to copy: one thread
 // copies well below the rate of the link the staging feeds.
 void copy_all(const std::vector<Copy>& copies, std::size_t bytes) {
-  const unsigned threads = bytes < (std::size_t{8} << 20) ? 1u : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  const unsigned threads =
+      bytes < (std::size_t{8} << 20) ? 1u : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   auto part = [&](unsigned t) {
     for (std::size_t i = t; i < copies.size(); i += threads) std::memcpy(copies[i].to, copies[i].from, copies[i].bytes);
   };
@@ -79,13 +80,16 @@ void ProgressiveDecoder::open(std::uint32_t id, const rlnc::GenerationLayout& la
     g->seeds = seeds;
     g->rank = g->received = g->non_innovative = 0;
   } else {
-    g = std::make_unique<Generation>(Generation{layout, seeds, DeviceMatrix(layout.n(), layout.symbol_size(), "decoded symbols"),
+    g = std::make_unique<Generation>(Generation{layout, seeds,
+                                                DeviceMatrix(layout.n(), layout.symbol_size(), "decoded symbols"),
                                                 DeviceMatrix(layout.n(), layout.n(), "decoder coefficient rows")});
   }
   // Empty slots and rows are zero: the rounds' products add new rows into them. Everything after
   // runs on the same stream.
-  check(cudaMemsetAsync(g->slots.ref().data, 0, g->slots.rows() * g->slots.pitch(), stream_.get()), "clearing decoder slots");
-  check(cudaMemsetAsync(g->state.ref().data, 0, g->state.rows() * g->state.pitch(), stream_.get()), "clearing decoder rows");
+  check(cudaMemsetAsync(g->slots.ref().data, 0, g->slots.rows() * g->slots.pitch(), stream_.get()),
+        "clearing decoder slots");
+  check(cudaMemsetAsync(g->state.ref().data, 0, g->state.rows() * g->state.pitch(), stream_.get()),
+        "clearing decoder rows");
 }
 
 void ProgressiveDecoder::close(std::uint32_t id) { generations_.erase(id); }
@@ -108,8 +112,8 @@ std::size_t ProgressiveDecoder::non_innovative(std::uint32_t id) const { return 
 ConstDeviceMatrixRef ProgressiveDecoder::sources(std::uint32_t id) const {
   const Generation& g = find(id);
   if (g.rank < g.layout.n())
-    throw rlnc::Error(rlnc::Errc::not_decoded, "generation " + std::to_string(id) + " has rank " + std::to_string(g.rank) +
-                                                   " of " + std::to_string(g.layout.n()));
+    throw rlnc::Error(rlnc::Errc::not_decoded, "generation " + std::to_string(id) + " has rank " +
+                                                   std::to_string(g.rank) + " of " + std::to_string(g.layout.n()));
   return g.slots.cref();
 }
 
@@ -119,10 +123,14 @@ void ProgressiveDecoder::download(std::uint32_t id, std::span<std::uint8_t> out)
   const std::size_t bytes = find(id).layout.data_bytes(), len = src.cols, full = bytes / len;
   if (out.size() < bytes)
     throw rlnc::Error(rlnc::Errc::buffer_too_small, "the data of generation " + std::to_string(id) + " is " +
-                                                        std::to_string(bytes) + " bytes, the buffer " + std::to_string(out.size()));
-  if (full > 0) check(cudaMemcpy2D(out.data(), len, src.data, src.pitch, len, full, cudaMemcpyDeviceToHost), "reading decoded data");
+                                                        std::to_string(bytes) + " bytes, the buffer " +
+                                                        std::to_string(out.size()));
+  if (full > 0)
+    check(cudaMemcpy2D(out.data(), len, src.data, src.pitch, len, full, cudaMemcpyDeviceToHost),
+          "reading decoded data");
   if (bytes > full * len)
-    check(cudaMemcpy(out.data() + full * len, src.row(full), bytes - full * len, cudaMemcpyDeviceToHost), "reading decoded data");
+    check(cudaMemcpy(out.data() + full * len, src.row(full), bytes - full * len, cudaMemcpyDeviceToHost),
+          "reading decoded data");
 }
 
 std::size_t ProgressiveDecoder::add(std::span<const Arrival> arrivals, std::span<Outcome> outcomes) {
@@ -190,7 +198,8 @@ std::size_t ProgressiveDecoder::add(std::span<const Arrival> arrivals, std::span
 }
 
 void ProgressiveDecoder::run_round(const std::vector<std::pair<Generation*, std::vector<Queued>>>& round,
-                                   std::span<const Arrival> arrivals, std::span<Outcome> outcomes, std::size_t& completed) {
+                                   std::span<const Arrival> arrivals, std::span<Outcome> outcomes,
+                                   std::size_t& completed) {
   std::size_t rows = 0, max_len = 0;
   std::uint32_t max_n = 0, max_count = 0;
   for (const auto& [g, items] : round) {
@@ -229,7 +238,8 @@ void ProgressiveDecoder::run_round(const std::vector<std::pair<Generation*, std:
       copies.push_back({host_payloads_.get() + row * payloads_.pitch(), s.payload.data(), len});
       bytes += len;
       if (q.seeded) {
-        requests[row] = {g->seeds.seed, g->seeds.segment, s.index, static_cast<std::uint32_t>(n), s.density.threshold(), 0};
+        requests[row] = {
+            g->seeds.seed, g->seeds.segment, s.index, static_cast<std::uint32_t>(n), s.density.threshold(), 0};
       } else {
         requests[row] = {0, 0, 0, 0, 0, 0};
         std::memcpy(host_coefs_.get() + row * vector_pitch, explicit_.data() + q.coefs, n);
@@ -239,7 +249,8 @@ void ProgressiveDecoder::run_round(const std::vector<std::pair<Generation*, std:
   }
   copy_all(copies, bytes);
   const cudaStream_t stream = stream_.get();
-  check(cudaMemcpyAsync(payloads_.ref().data, host_payloads_.get(), rows * payloads_.pitch(), cudaMemcpyHostToDevice, stream),
+  check(cudaMemcpyAsync(payloads_.ref().data, host_payloads_.get(), rows * payloads_.pitch(), cudaMemcpyHostToDevice,
+                        stream),
         "copying payloads to the device");
   check(cudaMemcpyAsync(coefs_.ref().data, host_coefs_.get(), rows * vector_pitch, cudaMemcpyHostToDevice, stream),
         "copying coefficients to the device");
@@ -254,18 +265,29 @@ void ProgressiveDecoder::run_round(const std::vector<std::pair<Generation*, std:
   for (std::size_t k = 0; k < round.size(); ++k) {
     Generation& g = *round[k].first;
     const std::size_t n = g.layout.n(), count = round[k].second.size(), held = g.rank > 0 ? n : 0;
-    reduce_.add({{coefs_.ref().row(row), count, held, vector_pitch}, {g.state.cref().data, held, n, g.state.pitch()},
+    reduce_.add({{coefs_.ref().row(row), count, held, vector_pitch},
+                 {g.state.cref().data, held, n, g.state.pitch()},
                  {reduced_.ref().row(row), count, n, vector_pitch}});
-    jobs[k] = {coefs_.cref().row(row), reduced_.cref().row(row), new_rows_.ref().row(row), vector_pitch,
-               g.state.cref().data, g.state.pitch(), transforms_.ref().row(row), transforms_.pitch(),
-               mixes_.ref().row(k * kVectorBytes), mixes_.pitch(), flags_.get() + row,
-               static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(count)};
+    jobs[k] = {coefs_.cref().row(row),
+               reduced_.cref().row(row),
+               new_rows_.ref().row(row),
+               vector_pitch,
+               g.state.cref().data,
+               g.state.pitch(),
+               transforms_.ref().row(row),
+               transforms_.pitch(),
+               mixes_.ref().row(k * kVectorBytes),
+               mixes_.pitch(),
+               flags_.get() + row,
+               static_cast<std::uint32_t>(n),
+               static_cast<std::uint32_t>(count)};
     row += count;
   }
   reduce_.multiply(options_.kernel, false, stream);
   check(cudaMemcpyAsync(jobs_.get(), jobs, round.size() * sizeof(detail::EliminateJob), cudaMemcpyHostToDevice, stream),
         "copying elimination jobs to the device");
-  detail::launch_eliminate(reinterpret_cast<const detail::EliminateJob*>(jobs_.get()), round.size(), max_n, max_count, stream);
+  detail::launch_eliminate(reinterpret_cast<const detail::EliminateJob*>(jobs_.get()), round.size(), max_n, max_count,
+                           stream);
 
   // The payload side: each new reduced payload from the held slots and the round's raw payloads, then
   // every slot plus its mix of them (the held slots lose their components along the new rows, empty
@@ -280,10 +302,12 @@ void ProgressiveDecoder::run_round(const std::vector<std::pair<Generation*, std:
     const std::size_t held = g.rank > 0 ? n : 0;
     const DeviceMatrixRef combined{combined_.ref().row(row), count, len, combined_.pitch()};
     const ConstDeviceMatrixRef mix{mixes_.cref().row(k * kVectorBytes), n, count, mixes_.pitch()};
-    from_slots_.add({{transforms_.cref().row(row), count, held, transforms_.pitch()}, {g.slots.cref().data, held, len, g.slots.pitch()},
+    from_slots_.add({{transforms_.cref().row(row), count, held, transforms_.pitch()},
+                     {g.slots.cref().data, held, len, g.slots.pitch()},
                      combined});
     from_payloads_.add({{transforms_.cref().row(row) + n, count, count, transforms_.pitch()},
-                        {payloads_.cref().row(row), count, len, payloads_.pitch()}, combined});
+                        {payloads_.cref().row(row), count, len, payloads_.pitch()},
+                        combined});
     apply_.add({mix, combined, g.slots.ref()});
     apply_.add({mix, {new_rows_.cref().row(row), count, n, vector_pitch}, g.state.ref()});
     row += count;
@@ -291,7 +315,8 @@ void ProgressiveDecoder::run_round(const std::vector<std::pair<Generation*, std:
   from_slots_.multiply(options_.kernel, false, stream);
   from_payloads_.multiply(options_.kernel, true, stream);
   apply_.multiply(options_.kernel, true, stream);
-  check(cudaMemcpyAsync(host_flags_.get(), flags_.get(), rows, cudaMemcpyDeviceToHost, stream), "reading decoder results");
+  check(cudaMemcpyAsync(host_flags_.get(), flags_.get(), rows, cudaMemcpyDeviceToHost, stream),
+        "reading decoder results");
   stream_.synchronize("decoding a round of arrivals");
 
   row = 0;

@@ -28,20 +28,20 @@ struct Layout {
 
 __host__ __device__ inline Layout layout_for(std::uint32_t max_n, std::uint32_t max_count) {
   Layout l{max_n, max_count, max_n + max_count, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-  l.new_rows = 0;                                               // max_count × max_n
+  l.new_rows = 0;                                              // max_count × max_n
   l.transforms = l.new_rows + std::size_t{max_count} * max_n;  // max_count × transform_width
   l.vector = l.transforms + std::size_t{max_count} * l.transform_width;
   l.transform = l.vector + max_n;
   l.old = l.transform + l.transform_width;
   l.pivots = (l.old + max_n + 1) & ~std::size_t{1};  // uint16
-  l.logs = l.pivots + 2 * std::size_t{max_count};     // uint16
+  l.logs = l.pivots + 2 * std::size_t{max_count};    // uint16
   l.row_of = l.logs + 2 * std::size_t{max_count};
   l.bytes = l.row_of + max_count;
   return l;
 }
 
-__global__ void __launch_bounds__(kThreads) eliminate_kernel(const EliminateJob* jobs, std::uint32_t max_n,
-                                                             std::uint32_t max_count) {
+__global__ void __launch_bounds__(kThreads)
+    eliminate_kernel(const EliminateJob* jobs, std::uint32_t max_n, std::uint32_t max_count) {
   extern __shared__ __align__(16) std::uint8_t smem[];
   __shared__ std::uint16_t sh_log[256];
   __shared__ std::uint8_t sh_exp[1024];
@@ -125,7 +125,8 @@ __global__ void __launch_bounds__(kThreads) eliminate_kernel(const EliminateJob*
     const std::uint32_t i = row_of[j];
     for (std::uint32_t c = tid; c < width; c += kThreads)
       job.transforms[j * job.transform_pitch + c] = i == kNoRow ? 0 : trans[i * tw + c];
-    for (std::uint32_t c = tid; c < n; c += kThreads) job.new_rows[j * job.vector_pitch + c] = i == kNoRow ? 0 : rows[i * max_n + c];
+    for (std::uint32_t c = tid; c < n; c += kThreads)
+      job.new_rows[j * job.vector_pitch + c] = i == kNoRow ? 0 : rows[i * max_n + c];
     if (tid == 0) job.flags[j] = i != kNoRow;
   }
   for (std::uint32_t c = tid; c < n; c += kThreads)

@@ -18,9 +18,8 @@ __device__ inline std::uint8_t nonzero_value(std::uint32_t word) {
   return static_cast<std::uint8_t>(1 + (((word >> 16) * 255u) >> 16));
 }
 
-__global__ void __launch_bounds__(kThreads)
-    draw_kernel(const CoefficientRequest* requests, std::size_t count, std::uint32_t max_n, std::uint8_t* out,
-                std::size_t pitch) {
+__global__ void __launch_bounds__(kThreads) draw_kernel(const CoefficientRequest* requests, std::size_t count,
+                                                        std::uint32_t max_n, std::uint8_t* out, std::size_t pitch) {
   const std::size_t r = std::size_t{blockIdx.x} * kThreads + threadIdx.x;
   if (r >= count) return;
   const CoefficientRequest q = requests[r];
@@ -71,8 +70,7 @@ void draw_coefficients(const CoefficientRequest* requests, std::size_t count, st
                                 std::to_string(out.cols) + ") cannot hold " + std::to_string(count) +
                                 " vectors of up to " + std::to_string(max_n) + " coefficients");
   const auto blocks = static_cast<unsigned>((count + kThreads - 1) / kThreads);
-  draw_kernel<<<blocks, kThreads, 0, stream>>>(requests, count, static_cast<std::uint32_t>(max_n), out.data,
-                                                 out.pitch);
+  draw_kernel<<<blocks, kThreads, 0, stream>>>(requests, count, static_cast<std::uint32_t>(max_n), out.data, out.pitch);
   check_launch("draw_coefficients");
 }
 

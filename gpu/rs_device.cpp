@@ -41,8 +41,8 @@ DeviceRsCodec::DeviceRsCodec(const rs::Codec& codec, Kernel kernel)
 
 void DeviceRsCodec::check_stripe(const DeviceMatrixRef& stripe) const {
   if (stripe.rows != k_ + m_)
-    throw std::invalid_argument("device RS: a stripe of " + std::to_string(k_) + "+" + std::to_string(m_) +
-                                " has " + std::to_string(k_ + m_) + " rows, not " + std::to_string(stripe.rows));
+    throw std::invalid_argument("device RS: a stripe of " + std::to_string(k_) + "+" + std::to_string(m_) + " has " +
+                                std::to_string(k_ + m_) + " rows, not " + std::to_string(stripe.rows));
 }
 
 void DeviceRsCodec::encode(DeviceMatrixRef stripe, cudaStream_t stream) const {

@@ -35,8 +35,8 @@ std::shared_ptr<const ResidentSegment> SegmentStore::put(const SegmentKey& key, 
                                                          std::span<const std::uint8_t> block,
                                                          const rlnc::SeedContext& seeds) {
   if (block.size() != layout.block_bytes())
-    throw std::invalid_argument("segment store: block is " + std::to_string(block.size()) + " bytes, the layout needs " +
-                                std::to_string(layout.block_bytes()));
+    throw std::invalid_argument("segment store: block is " + std::to_string(block.size()) +
+                                " bytes, the layout needs " + std::to_string(layout.block_bytes()));
   const std::size_t bytes = device_bytes(layout);
   if (bytes > budget_)
     throw std::invalid_argument("segment store: a segment of " + std::to_string(bytes) +
@@ -61,8 +61,8 @@ std::shared_ptr<const ResidentSegment> SegmentStore::put(const SegmentKey& key, 
   }
 
   DeviceGuard guard(device);
-  auto segment = std::make_shared<ResidentSegment>(
-      ResidentSegment{key, device, layout, seeds, DeviceMatrix(layout.n(), layout.symbol_size(), "a resident segment")});
+  auto segment = std::make_shared<ResidentSegment>(ResidentSegment{
+      key, device, layout, seeds, DeviceMatrix(layout.n(), layout.symbol_size(), "a resident segment")});
   std::vector<const std::uint8_t*> rows;
   for (std::size_t i = 0; i < layout.n(); ++i) rows.push_back(block.data() + i * layout.symbol_size());
   segment->symbols.upload(rows.data());

@@ -48,9 +48,14 @@ class BatchedSegmentDecoder final : public SegmentDecoder {
  public:
   BatchedSegmentDecoder(std::shared_ptr<DecodeBatcher> batcher, std::function<void()> on_decoded,
                         const rlnc::GenerationLayout& layout, const rlnc::SeedContext& seeds)
-      : batcher_(std::move(batcher)), on_decoded_(std::move(on_decoded)), layout_(layout), seeds_(seeds),
-        coefficients_layout_(layout.n(), 1, 1), ranks_(layout.n()),
-        elimination_(coefficients_layout_, ranks_, {}), coefs_(layout.n()) {}
+      : batcher_(std::move(batcher)),
+        on_decoded_(std::move(on_decoded)),
+        layout_(layout),
+        seeds_(seeds),
+        coefficients_layout_(layout.n(), 1, 1),
+        ranks_(layout.n()),
+        elimination_(coefficients_layout_, ranks_, {}),
+        coefs_(layout.n()) {}
   ~BatchedSegmentDecoder() override { give_up(); }
   BatchedSegmentDecoder(const BatchedSegmentDecoder&) = delete;
   BatchedSegmentDecoder& operator=(const BatchedSegmentDecoder&) = delete;

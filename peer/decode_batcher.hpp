@@ -50,16 +50,16 @@ class BatchDecodeBackend {
 std::unique_ptr<BatchDecodeBackend> make_host_batch_backend();
 
 struct BatchOptions {
-  std::size_t max_batch = 512;                    // generations per backend call, at most
-  std::chrono::microseconds max_wait{2000};       // the oldest generation waits no longer for company
+  std::size_t max_batch = 512;               // generations per backend call, at most
+  std::chrono::microseconds max_wait{2000};  // the oldest generation waits no longer for company
 };
 
 struct BatchStats {
   std::uint64_t batches = 0, generations = 0;
-  double decode_s = 0;                  // in backend calls (transfers and launches included)
+  double decode_s = 0;                          // in backend calls (transfers and launches included)
   double latency_sum_s = 0, latency_max_s = 0;  // from full rank to decoded, per generation
-  std::uint64_t failed_batches = 0;     // the backend threw; solved on the host instead
-  std::uint64_t host_generations = 0;   // generations solved on the host for that reason
+  std::uint64_t failed_batches = 0;             // the backend threw; solved on the host instead
+  std::uint64_t host_generations = 0;           // generations solved on the host for that reason
   std::string first_error;
 };
 

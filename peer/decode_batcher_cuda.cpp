@@ -55,7 +55,8 @@ class GpuBatchBackend final : public BatchDecodeBackend {
       row_bytes += jobs[i]->n * padded(jobs[i]->symbol_size);
     }
     // Room for a fifth more than asked, so that batches of slowly growing size do not reallocate each time.
-    if (host_.size() < coef_bytes + row_bytes) host_ = gpu::PinnedBuffer((coef_bytes + row_bytes) * 5 / 4, "decode batch staging");
+    if (host_.size() < coef_bytes + row_bytes)
+      host_ = gpu::PinnedBuffer((coef_bytes + row_bytes) * 5 / 4, "decode batch staging");
     if (device_buffer_.size() < coef_bytes + 2 * row_bytes)
       device_buffer_ = gpu::DeviceBuffer((coef_bytes + 2 * row_bytes) * 5 / 4, "decode batch");
     std::uint8_t* host = host_.get();

@@ -20,8 +20,8 @@ namespace {
 
 class GpuSegmentDecoder final : public SegmentDecoder {
  public:
-  GpuSegmentDecoder(std::shared_ptr<gpu::ProgressiveDecoder> gpu, std::uint32_t id, const rlnc::GenerationLayout& layout,
-                    const rlnc::SeedContext& seeds)
+  GpuSegmentDecoder(std::shared_ptr<gpu::ProgressiveDecoder> gpu, std::uint32_t id,
+                    const rlnc::GenerationLayout& layout, const rlnc::SeedContext& seeds)
       : gpu_(std::move(gpu)), id_(id), layout_(layout), seeds_(seeds) {
     gpu_->open(id_, layout_, seeds_);
   }

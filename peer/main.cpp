@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
   // A player that quits closes the pipe: that is reported, not fatal.
   std::signal(SIGPIPE, SIG_IGN);
   try {
-    const auto result = ncast::peer::run_peer(parsed.options, ncast::peer::make_decoder_factory(parsed.options.decoder));
+    const auto result =
+        ncast::peer::run_peer(parsed.options, ncast::peer::make_decoder_factory(parsed.options.decoder));
     const std::string line = result.report.dump();
     std::fprintf(stderr, "%s\n", line.c_str());
     if (!parsed.options.report_path.empty()) {

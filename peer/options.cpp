@@ -24,31 +24,41 @@ ParsedPeerOptions parse_peer_options(int argc, const char* const* argv) {
   std::uint32_t relay_id = 0;
 
   po::options_description opts("Options");
-  opts.add_options()
-      ("server,s", po::value(&servers)->composing(), "HOST:PORT of a server of the stream (repeat to pull from several at once)")
-      ("stream", po::value(&o.stream), "the stream's name")
-      ("output,o", po::value(&o.output), "write the stream here ('-' = standard output); without it the stream is only checked")
-      ("force", po::bool_switch(&o.force), "overwrite an existing output file")
-      ("start", po::value(&start)->default_value("0"), "first segment wanted, or 'live' for the newest one")
-      ("window", po::value(&window)->default_value(8), "segments decoded at once (1..64)")
-      ("paced", po::bool_switch(&paced), "ask for the stream's bitrate (playback) rather than as fast as allowed (download)")
-      ("max-rate", po::value(&max_rate)->default_value("0"), "cap on each session's rate, bit/s (e.g. 20M); 0: the server's")
-      ("max-datagram", po::value(&max_datagram)->default_value(1200), "largest datagram accepted (1200..65507)")
-      ("server-key", po::value(&server_key), "pin the server's Ed25519 identity (64 hex digits, printed by ncast-server)")
-      ("relay", po::value(&relay), "also serve recoded symbols to other peers on HOST:PORT (port 0 picks one)")
-      ("relay-id", po::value(&relay_id), "the relay's id in the coefficient seed space (default: random)")
-      ("relay-linger", po::value(&o.relay_linger_s)->default_value(30.0), "seconds to keep relaying after completing, at most")
-      ("relay-memory-mb", po::value(&relay_memory_mb)->default_value(64), "decoded segments a relay keeps to recode from; the oldest are evicted beyond it")
-      ("decoder", po::value(&decoder)->default_value("cpu"), "decode on: cpu, gpu (a CUDA device, or fail) or auto (the GPU when one is usable)")
-      ("loss", po::value(&o.loss)->default_value(0.0), "simulate loss: drop this fraction of arriving datagrams (testing)")
-      ("seed", po::value(&o.seed)->default_value(0), "seed of the simulated loss (0: random)")
-      ("timeout", po::value(&o.timeout_s)->default_value(0.0), "give up after this many seconds (0: never)")
-      ("stall-timeout", po::value(&stall_timeout)->default_value(2.0), "seconds of silence while data is awaited before joining a server again")
-      ("stall-threshold", po::value(&stall_threshold)->default_value(0.5), "seconds the output may wait for a segment before it counts as a stall")
-      ("report", po::value(&o.report_path), "also write the final JSON report to this file")
-      ("progress", po::value(&progress)->default_value("auto"), "progress bar on standard error: auto (on a terminal), on, off")
-      ("help,h", "show this help")
-      ("version", "show the version");
+  opts.add_options()("server,s", po::value(&servers)->composing(),
+                     "HOST:PORT of a server of the stream (repeat to pull from several at once)")(
+      "stream", po::value(&o.stream), "the stream's name")(
+      "output,o", po::value(&o.output),
+      "write the stream here ('-' = standard output); without it the stream is only checked")(
+      "force", po::bool_switch(&o.force), "overwrite an existing output file")(
+      "start", po::value(&start)->default_value("0"), "first segment wanted, or 'live' for the newest one")(
+      "window", po::value(&window)->default_value(8), "segments decoded at once (1..64)")(
+      "paced", po::bool_switch(&paced),
+      "ask for the stream's bitrate (playback) rather than as fast as allowed (download)")(
+      "max-rate", po::value(&max_rate)->default_value("0"),
+      "cap on each session's rate, bit/s (e.g. 20M); 0: the server's")(
+      "max-datagram", po::value(&max_datagram)->default_value(1200), "largest datagram accepted (1200..65507)")(
+      "server-key", po::value(&server_key),
+      "pin the server's Ed25519 identity (64 hex digits, printed by ncast-server)")(
+      "relay", po::value(&relay), "also serve recoded symbols to other peers on HOST:PORT (port 0 picks one)")(
+      "relay-id", po::value(&relay_id), "the relay's id in the coefficient seed space (default: random)")(
+      "relay-linger", po::value(&o.relay_linger_s)->default_value(30.0),
+      "seconds to keep relaying after completing, at most")(
+      "relay-memory-mb", po::value(&relay_memory_mb)->default_value(64),
+      "decoded segments a relay keeps to recode from; the oldest are evicted beyond it")(
+      "decoder", po::value(&decoder)->default_value("cpu"),
+      "decode on: cpu, gpu (a CUDA device, or fail) or auto (the GPU when one is usable)")(
+      "loss", po::value(&o.loss)->default_value(0.0),
+      "simulate loss: drop this fraction of arriving datagrams (testing)")("seed", po::value(&o.seed)->default_value(0),
+                                                                           "seed of the simulated loss (0: random)")(
+      "timeout", po::value(&o.timeout_s)->default_value(0.0), "give up after this many seconds (0: never)")(
+      "stall-timeout", po::value(&stall_timeout)->default_value(2.0),
+      "seconds of silence while data is awaited before joining a server again")(
+      "stall-threshold", po::value(&stall_threshold)->default_value(0.5),
+      "seconds the output may wait for a segment before it counts as a stall")(
+      "report", po::value(&o.report_path), "also write the final JSON report to this file")(
+      "progress", po::value(&progress)->default_value("auto"),
+      "progress bar on standard error: auto (on a terminal), on, off")("help,h", "show this help")("version",
+                                                                                                   "show the version");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
@@ -74,7 +84,8 @@ ParsedPeerOptions parse_peer_options(int argc, const char* const* argv) {
   if (servers.empty()) throw std::invalid_argument("give at least one --server HOST:PORT");
   for (const auto& s : servers) {
     const auto a = proto::Address::parse(s);
-    if (a.family == 0) throw std::invalid_argument("--server '" + s + "' is not a numeric HOST:PORT (e.g. 127.0.0.1:7700)");
+    if (a.family == 0)
+      throw std::invalid_argument("--server '" + s + "' is not a numeric HOST:PORT (e.g. 127.0.0.1:7700)");
     if (!o.servers.empty() && a.family != o.servers.front().family)
       throw std::invalid_argument("all servers must be IPv4 or all IPv6");
     o.servers.push_back(a);

@@ -92,10 +92,14 @@ nlohmann::json drops_json(const proto::DropCounters& d) {
 class Peer {
  public:
   Peer(const PeerOptions& o, std::shared_ptr<DecoderFactory> decoders)
-      : o_(o), output_(o.output, o.force),
-        receiver_({o.window, o.relay.has_value(), o.stall_threshold, o.relay_memory},
-                  [this](std::span<const std::uint8_t> d) { output_.write(d); }, std::move(decoders)),
-        tick_timer_(io_), signals_(io_, SIGINT, SIGTERM), rng_(o.seed ? o.seed : std::random_device{}()),
+      : o_(o),
+        output_(o.output, o.force),
+        receiver_(
+            {o.window, o.relay.has_value(), o.stall_threshold, o.relay_memory},
+            [this](std::span<const std::uint8_t> d) { output_.write(d); }, std::move(decoders)),
+        tick_timer_(io_),
+        signals_(io_, SIGINT, SIGTERM),
+        rng_(o.seed ? o.seed : std::random_device{}()),
         loss_(std::clamp(o.loss, 0.0, 1.0)) {
     if (o.servers.empty()) throw std::runtime_error("no server to join");
     const proto::Address& first = o.servers.front();
@@ -211,8 +215,8 @@ class Peer {
     server::ServerConfig cfg;
     cfg.listen = *o_.relay;
     const auto& p = receiver_.params();
-    cfg.max_datagram = static_cast<std::uint16_t>(
-        std::clamp<std::size_t>(proto::coded_packet_size(p.n, p.symbol_size), proto::kMinDatagram, proto::kMaxDatagram));
+    cfg.max_datagram = static_cast<std::uint16_t>(std::clamp<std::size_t>(proto::coded_packet_size(p.n, p.symbol_size),
+                                                                          proto::kMinDatagram, proto::kMaxDatagram));
     if (o_.max_rate > 0) cfg.session_rate = o_.max_rate / 8;
     cfg.idle_timeout_ms = 5000;
     relay_ = std::make_unique<server::Server>(io_, cfg, *relay_identity_);
@@ -312,8 +316,9 @@ class Peer {
     if (!failure_.empty()) j["failure"] = failure_;
     j["segments"] = s.segments_written;
     j["bytes"] = s.bytes_written;
-    j["time_to_first_segment_s"] =
-        receiver_.first_segment_at() ? nlohmann::json(seconds(*receiver_.first_segment_at() - started_)) : nlohmann::json(nullptr);
+    j["time_to_first_segment_s"] = receiver_.first_segment_at()
+                                       ? nlohmann::json(seconds(*receiver_.first_segment_at() - started_))
+                                       : nlohmann::json(nullptr);
     j["completion_s"] = completed_at_ ? nlohmann::json(seconds(*completed_at_ - started_)) : nlohmann::json(nullptr);
     j["symbols_received"] = s.symbols;
     j["symbols_needed"] = s.symbols_needed;
@@ -328,7 +333,8 @@ class Peer {
     j["from_polluters"] = s.from_polluters;
     nlohmann::json polluters = nlohmann::json::array();
     for (const auto& [id, p] : receiver_.polluters()) {
-      nlohmann::json pj{{"server_id", id}, {"segment", p.segment}, {"segments", p.segments}, {"bad_symbols", p.bad_symbols}};
+      nlohmann::json pj{
+          {"server_id", id}, {"segment", p.segment}, {"segments", p.segments}, {"bad_symbols", p.bad_symbols}};
       for (const auto& l : links_)
         if (l->server_id() == id) pj["address"] = l->options().server.to_string();
       polluters.push_back(pj);

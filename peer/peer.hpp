@@ -34,7 +34,7 @@ struct PeerOptions {
   std::optional<std::uint32_t> relay_id;
   double relay_linger_s = 30;  // after completing, keep relaying while downstream sessions remain, at most this
   std::uint64_t relay_memory = std::uint64_t{64} << 20;  // decoded segments kept to recode from (oldest evicted)
-  DecoderChoice decoder = DecoderChoice::cpu;  // for make_decoder_factory() (decoder_factory.hpp)
+  DecoderChoice decoder = DecoderChoice::cpu;            // for make_decoder_factory() (decoder_factory.hpp)
   std::string report_path;
   bool progress = false;
   double timeout_s = 0;  // give up after this long (0: never)

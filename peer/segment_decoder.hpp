@@ -42,7 +42,8 @@ class DecoderFactory {
   virtual ~DecoderFactory() = default;
   // "cpu avx512-gfni", "gpu NVIDIA H100 80GB HBM3 (sm_90, …)": for the report.
   virtual std::string description() const = 0;
-  virtual std::unique_ptr<SegmentDecoder> open(const rlnc::GenerationLayout& layout, const rlnc::SeedContext& seeds) = 0;
+  virtual std::unique_ptr<SegmentDecoder> open(const rlnc::GenerationLayout& layout,
+                                               const rlnc::SeedContext& seeds) = 0;
 };
 
 // The CPU decoder, available in every build.

@@ -98,9 +98,7 @@ bool ServerLink::on_datagram(std::span<std::uint8_t> d, TimePoint now, const Sen
         case proto::RejectReason::unknown_stream:
           fail("the server has no stream named '" + options_.stream + "'");
           return false;
-        case proto::RejectReason::no_suite:
-          fail("no cipher suite in common with the server");
-          return false;
+        case proto::RejectReason::no_suite: fail("no cipher suite in common with the server"); return false;
         case proto::RejectReason::bad_request:
           fail("the server refused the session parameters (is --max-datagram large enough?)");
           return false;
@@ -124,8 +122,7 @@ bool ServerLink::on_datagram(std::span<std::uint8_t> d, TimePoint now, const Sen
       if (header->session != session_) return drop(proto::DropReason::unknown_session), false;
       return on_protected(d, *header, now, send);
     }
-    default:
-      return drop(proto::DropReason::unexpected), false;
+    default: return drop(proto::DropReason::unexpected), false;
   }
 }
 
@@ -209,8 +206,7 @@ bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& he
       }
       return false;
     }
-    default:
-      return drop(proto::DropReason::unexpected), false;
+    default: return drop(proto::DropReason::unexpected), false;
   }
   if (ack_now_) send_ack(now, send);
   return completed;
@@ -219,8 +215,8 @@ bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& he
 void ServerLink::send_ack(TimePoint now, const Send& send) {
   proto::AckBody ack;
   ack.largest = largest_;
-  ack.ack_delay_us = static_cast<std::uint32_t>(
-      std::min<long long>(std::chrono::duration_cast<std::chrono::microseconds>(now - largest_at_).count(), 0xFFFFFFFF));
+  ack.ack_delay_us = static_cast<std::uint32_t>(std::min<long long>(
+      std::chrono::duration_cast<std::chrono::microseconds>(now - largest_at_).count(), 0xFFFFFFFF));
   ack.received = received_;
   ack.known = receiver_.known();
   ack.next_needed = receiver_.next_needed();
@@ -248,7 +244,8 @@ void ServerLink::poll(TimePoint now, const Send& send) {
       if (now < retry_at_) return;
       if (pending_.empty()) return begin_handshake(now, send);  // after a busy REJECT
       if (attempts_ >= options_.max_attempts)
-        return fail(state_ == State::hello ? "no answer from the server" : "the server does not complete the handshake");
+        return fail(state_ == State::hello ? "no answer from the server"
+                                           : "the server does not complete the handshake");
       ++attempts_;
       backoff_ = std::min<std::chrono::milliseconds>(backoff_ * 2, kMaxBackoff);
       retry_at_ = now + backoff_;
@@ -266,8 +263,7 @@ void ServerLink::poll(TimePoint now, const Send& send) {
       if (ack_now_ || now >= ack_due_ || (wanting && now - last_ack_ > idle_timeout_ / 4)) send_ack(now, send);
       return;
     }
-    default:
-      return;
+    default: return;
   }
 }
 
@@ -280,9 +276,8 @@ void ServerLink::close(const Send& send, proto::ByeReason reason) {
     const auto now = Clock::now();
     send_ack(now, send);
     std::vector<std::uint8_t> out(max_datagram_);
-    const std::size_t len =
-        proto::seal_packet(out, {proto::PacketType::bye, session_, next_number_}, *seal_,
-                           [&](proto::Writer& w) { proto::write_body(w, proto::ByeBody{reason}); });
+    const std::size_t len = proto::seal_packet(out, {proto::PacketType::bye, session_, next_number_}, *seal_,
+                                               [&](proto::Writer& w) { proto::write_body(w, proto::ByeBody{reason}); });
     if (len > 0) {
       ++next_number_;
       out.resize(len);

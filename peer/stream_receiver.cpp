@@ -224,8 +224,9 @@ void StreamReceiver::decode_alone(Slot& slot) {
   slot.only_from.reset();
   slot.held_back = 0;
   if (sent.empty()) return;
-  const std::uint32_t next =
-      std::max_element(sent.begin(), sent.end(), [](const auto& x, const auto& y) { return x.second < y.second; })->first;
+  const std::uint32_t next = std::max_element(sent.begin(), sent.end(), [](const auto& x, const auto& y) {
+                               return x.second < y.second;
+                             })->first;
   slot.only_from = next;
   for (std::size_t r = 0; r < e.sources.size(); ++r) {
     if (e.sources[r] != next) continue;

@@ -44,7 +44,7 @@ struct StreamParams {
 };
 
 struct ReceiverStats {
-  std::uint64_t symbols = 0;         // CODED packets accepted for a known segment
+  std::uint64_t symbols = 0;  // CODED packets accepted for a known segment
   std::uint64_t innovative = 0;
   std::uint64_t non_innovative = 0;  // linearly dependent on what was held
   std::uint64_t after_decode = 0;    // for a segment already decoded
@@ -100,7 +100,15 @@ class StreamReceiver {
 
   // rejected: corrupt, or it completed a segment that failed its SHA-256; ignored: its source was
   // caught polluting, or a failed segment is being decoded from another source alone.
-  enum class Result : std::uint8_t { innovative, completed, non_innovative, after_decode, out_of_window, rejected, ignored };
+  enum class Result : std::uint8_t {
+    innovative,
+    completed,
+    non_innovative,
+    after_decode,
+    out_of_window,
+    rejected,
+    ignored
+  };
   // A CODED body from server_id's session, parsed against symbols_of(segment). With a batched
   // decoder a segment's last innovative symbol leaves it decoding (innovative); settle_decoded()
   // completes it once its data has come, and symbols for it meanwhile count as after_decode.
@@ -145,9 +153,9 @@ class StreamReceiver {
   struct Slot {
     std::unique_ptr<SegmentDecoder> decoder;
     bool decoded = false;
-    bool decoding = false;  // full rank, its data still being decoded (a batched decoder)
-    Rows kept;      // the innovative symbols of the current attempt
-    Rows evidence;  // those of attempts that failed their SHA-256
+    bool decoding = false;                   // full rank, its data still being decoded (a batched decoder)
+    Rows kept;                               // the innovative symbols of the current attempt
+    Rows evidence;                           // those of attempts that failed their SHA-256
     std::optional<std::uint32_t> only_from;  // after a failure: decode from this source alone
     std::uint64_t held_back = 0;             // symbols of others ignored meanwhile
   };

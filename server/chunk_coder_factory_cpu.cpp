@@ -3,6 +3,8 @@
 
 namespace ncast::server {
 
-std::unique_ptr<ChunkCoder> make_chunk_coder(Engine& engine, std::size_t, bool) { return make_engine_chunk_coder(engine); }
+std::unique_ptr<ChunkCoder> make_chunk_coder(Engine& engine, std::size_t, bool) {
+  return make_engine_chunk_coder(engine);
+}
 
 }  // namespace ncast::server

@@ -10,8 +10,7 @@ namespace {
 
 class ResidentChunkCoder final : public ChunkCoder {
  public:
-  ResidentChunkCoder(Engine& engine, std::size_t device_budget)
-      : engine_(engine), store_(device_budget, {}) {}
+  ResidentChunkCoder(Engine& engine, std::size_t device_budget) : engine_(engine), store_(device_budget, {}) {}
   Backend backend() const override { return Backend::cuda; }
   std::string description() const override { return "gpu resident segments, " + engine_.description(); }
 
@@ -21,14 +20,13 @@ class ResidentChunkCoder final : public ChunkCoder {
     // A segment the store evicted (its budget is smaller than the stream) is uploaded again.
     if (!store_.find(key(g))) put(g);
     requests_.resize(count);
-    for (std::size_t i = 0; i < count; ++i) requests_[i] = {key(g), (g.epoch << 16) | (first + static_cast<std::uint32_t>(i))};
+    for (std::size_t i = 0; i < count; ++i)
+      requests_[i] = {key(g), (g.epoch << 16) | (first + static_cast<std::uint32_t>(i))};
     encoder(g.density).encode(requests_, out, g.symbol_size);
   }
 
  private:
-  static gpu::SegmentKey key(const GenerationRef& g) {
-    return {g.key >> 32, static_cast<std::uint32_t>(g.key)};
-  }
+  static gpu::SegmentKey key(const GenerationRef& g) { return {g.key >> 32, static_cast<std::uint32_t>(g.key)}; }
   void put(const GenerationRef& g) {
     store_.put(key(g), rlnc::GenerationLayout(g.n_s, g.symbol_size, g.data_bytes), {g.block, g.n_s * g.symbol_size},
                g.seeds);

@@ -18,11 +18,11 @@
 namespace ncast::server {
 
 struct CacheStats {
-  std::uint64_t symbols_coded = 0;   // by the coder
+  std::uint64_t symbols_coded = 0;  // by the coder
   std::uint64_t engine_calls = 0;
   double engine_seconds = 0;
   std::uint64_t hits = 0, misses = 0, evictions = 0;
-  std::size_t bytes = 0;             // held now
+  std::size_t bytes = 0;  // held now
 };
 
 class CodedCache {
@@ -52,7 +52,7 @@ class CodedCache {
   ChunkCoder& coder_;
   std::size_t budget_;
   std::unordered_map<std::uint64_t, Entry> entries_;
-  std::list<std::uint64_t> lru_;  // front = most recent
+  std::list<std::uint64_t> lru_;                 // front = most recent
   std::multimap<std::size_t, HostBuffer> free_;  // spare chunk buffers by size
   std::size_t free_bytes_ = 0;
   CacheStats stats_;

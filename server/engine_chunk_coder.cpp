@@ -34,6 +34,8 @@ class EngineChunkCoder final : public ChunkCoder {
 
 }  // namespace
 
-std::unique_ptr<ChunkCoder> make_engine_chunk_coder(Engine& engine) { return std::make_unique<EngineChunkCoder>(engine); }
+std::unique_ptr<ChunkCoder> make_engine_chunk_coder(Engine& engine) {
+  return std::make_unique<EngineChunkCoder>(engine);
+}
 
 }  // namespace ncast::server

@@ -41,8 +41,14 @@ std::vector<std::filesystem::path> media_files(const std::filesystem::path& dire
 
 LiveIngest::LiveIngest(asio::io_context& io, const std::filesystem::path& path, MediaStream& stream, Options options,
                        std::function<void()> on_change)
-    : path_(path), stream_(stream), options_(options), on_change_(std::move(on_change)), descriptor_(io),
-      poll_timer_(io), flush_timer_(io), chunk_(64 * 1024) {
+    : path_(path),
+      stream_(stream),
+      options_(options),
+      on_change_(std::move(on_change)),
+      descriptor_(io),
+      poll_timer_(io),
+      flush_timer_(io),
+      chunk_(64 * 1024) {
   if (path == "-") {
     fd_ = ::dup(STDIN_FILENO);
   } else {

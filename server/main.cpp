@@ -14,10 +14,10 @@
 #include "server/chunk_coder.hpp"
 #include "server/coded_cache.hpp"
 #include "server/ingest.hpp"
+#include "server/locked_chunk_coder.hpp"
 #include "server/media_stream.hpp"
 #include "server/metrics_http.hpp"
 #include "server/options.hpp"
-#include "server/locked_chunk_coder.hpp"
 #include "server/server_pool.hpp"
 
 namespace {
@@ -41,11 +41,16 @@ std::uint32_t random_server_id() {
 class App {
  public:
   explicit App(const ServerOptions& o)
-      : options_(o), engine_(make_engine(o.backend)), coder_(make_chunk_coder(*engine_, o.device_memory_mb << 20, o.device_resident)),
-        shared_coder_(*coder_), ingest_cache_(shared_coder_, o.coded_cache_mb << 20),
+      : options_(o),
+        engine_(make_engine(o.backend)),
+        coder_(make_chunk_coder(*engine_, o.device_memory_mb << 20, o.device_resident)),
+        shared_coder_(*coder_),
+        ingest_cache_(shared_coder_, o.coded_cache_mb << 20),
         identity_(o.identity.empty() ? proto::Ed25519Identity::generate()
                                      : proto::Ed25519Identity::load_or_create(o.identity)),
-        server_id_(o.server_id.value_or(random_server_id())), stats_timer_(io_), signals_(io_, SIGINT, SIGTERM) {
+        server_id_(o.server_id.value_or(random_server_id())),
+        stats_timer_(io_),
+        signals_(io_, SIGINT, SIGTERM) {
     const auto density = rlnc::Density::from_fraction(o.density);
     auto make_stream = [&](const std::string& name, bool live) {
       StreamInfo info;
@@ -56,7 +61,8 @@ class App {
       info.symbol_size = o.symbol_size;
       info.bitrate = o.bitrate;
       info.live = live;
-      if (name.empty() || name.size() > 255) throw std::invalid_argument("stream name '" + name + "' must be 1..255 octets");
+      if (name.empty() || name.size() > 255)
+        throw std::invalid_argument("stream name '" + name + "' must be 1..255 octets");
       for (const auto& s : streams_)
         if (s->info().name == name) throw std::invalid_argument("two streams are named '" + name + "'");
       streams_.push_back(std::make_unique<MediaStream>(info, ingest_cache_, density));
@@ -82,7 +88,8 @@ class App {
       LiveIngest::Options lo;
       lo.flush_after = std::chrono::milliseconds(o.live_flush_ms);
       lo.end_after = std::chrono::seconds(o.live_end_after_s);
-      live_.push_back(std::make_unique<LiveIngest>(io_, o.live[i].path, *s, lo, [this, s] { pool_->stream_changed(*s); }));
+      live_.push_back(
+          std::make_unique<LiveIngest>(io_, o.live[i].path, *s, lo, [this, s] { pool_->stream_changed(*s); }));
     }
     if (o.metrics)
       http_ = std::make_unique<MetricsHttp>(io_, proto::Address::parse(*o.metrics), [this] {
@@ -143,8 +150,8 @@ class App {
 
   std::string stats_line(const char* event) {
     const ServerGauges g = gauges();
-    auto j = nlohmann::json::parse(render_stats_line(last_totals_.metrics, g, last_gauges_,
-                                                     g.uptime_s - last_gauges_.uptime_s));
+    auto j = nlohmann::json::parse(
+        render_stats_line(last_totals_.metrics, g, last_gauges_, g.uptime_s - last_gauges_.uptime_s));
     j["event"] = event;
     last_gauges_ = g;
     return j.dump();
@@ -165,8 +172,12 @@ class App {
     j["symbol_size"] = options_.symbol_size;
     auto streams = nlohmann::json::array();
     for (const auto& s : streams_)
-      streams.push_back({{"name", s->info().name}, {"stream_id", s->info().stream_id}, {"segments", s->segment_count()},
-                         {"bytes", s->bytes()}, {"live", s->info().live}, {"final", s->final()}});
+      streams.push_back({{"name", s->info().name},
+                         {"stream_id", s->info().stream_id},
+                         {"segments", s->segment_count()},
+                         {"bytes", s->bytes()},
+                         {"live", s->info().live},
+                         {"final", s->final()}});
     j["streams"] = streams;
     print_line(j.dump());
   }

@@ -29,11 +29,14 @@ std::uint32_t stream_id_of(const std::string& name) {
 }
 
 MediaStream::MediaStream(StreamInfo info, CodedCache& cache, rlnc::Density density)
-    : info_(std::move(info)), cache_(cache), density_(density),
+    : info_(std::move(info)),
+      cache_(cache),
+      density_(density),
       seed_(rlnc::coefficient_seed(info_.server_id, info_.stream_id)),
       epoch_(1 + random_u32() % 65535),
       cache_base_(std::uint64_t{next_stream_number()} << 32) {
-  if (info_.n == 0 || info_.n > proto::kMaxSymbols || info_.symbol_size == 0 || info_.symbol_size > proto::kMaxSymbolSize)
+  if (info_.n == 0 || info_.n > proto::kMaxSymbols || info_.symbol_size == 0 ||
+      info_.symbol_size > proto::kMaxSymbolSize)
     throw std::invalid_argument("stream " + info_.name + ": n must be 1..256 and the symbol size 1..65536");
 }
 
@@ -57,8 +60,14 @@ void MediaStream::append(std::span<const std::uint8_t> data) {
 
 GenerationRef MediaStream::generation(std::uint32_t segment) const {
   const Segment& s = segments_[segment];
-  return {cache_base_ | segment, s.block.data(), s.n_s, info_.symbol_size, s.descriptor.size,
-          rlnc::SeedContext{seed_, segment}, epoch_, density_};
+  return {cache_base_ | segment,
+          s.block.data(),
+          s.n_s,
+          info_.symbol_size,
+          s.descriptor.size,
+          rlnc::SeedContext{seed_, segment},
+          epoch_,
+          density_};
 }
 
 bool write_systematic_symbol(const SegmentRef& s, std::uint32_t i, proto::Writer& w) {

@@ -1,7 +1,7 @@
 #pragma once
 // A stream the server encodes: its segments in host memory suited to the coder (page-locked for CUDA,
-// and then also resident on the GPU), each with its SHA-256, and coded symbols from the shared CodedCache. Segments are appended
-// by ingest (all at once for a file, as data arrives for a live source) and never change afterwards.
+// and then also resident on the GPU), each with its SHA-256, and coded symbols from the shared CodedCache. Segments are
+// appended by ingest (all at once for a file, as data arrives for a live source) and never change afterwards.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -38,8 +38,12 @@ class MediaStream final : public SymbolSource {
   const StreamInfo& info() const override { return info_; }
   std::uint32_t segment_count() const override { return static_cast<std::uint32_t>(segments_.size()); }
   bool final() const override { return final_; }
-  const proto::SegmentDescriptor& descriptor(std::uint32_t segment) const override { return segments_.at(segment).descriptor; }
-  std::size_t rank(std::uint32_t segment) const override { return segment < segments_.size() ? segments_[segment].n_s : 0; }
+  const proto::SegmentDescriptor& descriptor(std::uint32_t segment) const override {
+    return segments_.at(segment).descriptor;
+  }
+  std::size_t rank(std::uint32_t segment) const override {
+    return segment < segments_.size() ? segments_[segment].n_s : 0;
+  }
   bool can_send_systematic() const override { return true; }
   bool write_systematic(std::uint32_t segment, std::uint32_t i, proto::Writer& w) override;
   bool write_coded(std::uint32_t segment, std::uint32_t j, proto::Writer& w) override;

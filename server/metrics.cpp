@@ -46,7 +46,8 @@ ServerMetrics& ServerMetrics::operator+=(const ServerMetrics& o) {
 namespace {
 
 void counter(std::ostringstream& o, const char* name, const char* help, double value, const char* labels = "") {
-  o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " counter\n" << name << labels << ' ' << value << '\n';
+  o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " counter\n"
+    << name << labels << ' ' << value << '\n';
 }
 
 std::string label(double bound) {
@@ -88,15 +89,21 @@ std::string render_prometheus(const ServerMetrics& m, const ServerGauges& g) {
   o << "ncast_sent_packets_total{type=\"segments\"} " << m.segments_packets << '\n';
   o << "ncast_sent_packets_total{type=\"coded\"} " << m.coded_packets << '\n';
   o << "ncast_sent_packets_total{type=\"bye\"} " << m.bye_packets << '\n';
-  counter(o, "ncast_sent_systematic_total", "CODED packets that carried a source symbol.", static_cast<double>(m.systematic_packets));
+  counter(o, "ncast_sent_systematic_total", "CODED packets that carried a source symbol.",
+          static_cast<double>(m.systematic_packets));
   counter(o, "ncast_sent_bytes_total", "Octets sent.", static_cast<double>(g.bytes_out));
-  counter(o, "ncast_hello_bytes_total", "Octets of HELLO received (unvalidated addresses).", static_cast<double>(m.hello_bytes));
-  counter(o, "ncast_retry_bytes_total", "Octets of RETRY sent (to unvalidated addresses).", static_cast<double>(m.retry_bytes));
+  counter(o, "ncast_hello_bytes_total", "Octets of HELLO received (unvalidated addresses).",
+          static_cast<double>(m.hello_bytes));
+  counter(o, "ncast_retry_bytes_total", "Octets of RETRY sent (to unvalidated addresses).",
+          static_cast<double>(m.retry_bytes));
   counter(o, "ncast_reject_bytes_total", "Octets of REJECT sent.", static_cast<double>(m.reject_bytes));
 
-  counter(o, "ncast_segments_completed_total", "Segments decoded by a peer, summed over sessions.", static_cast<double>(m.segments_completed));
-  counter(o, "ncast_completed_symbols_sent_total", "Coded symbols sent for completed segments.", static_cast<double>(m.completed_symbols_sent));
-  counter(o, "ncast_completed_source_symbols_total", "Source symbols of completed segments.", static_cast<double>(m.completed_source_symbols));
+  counter(o, "ncast_segments_completed_total", "Segments decoded by a peer, summed over sessions.",
+          static_cast<double>(m.segments_completed));
+  counter(o, "ncast_completed_symbols_sent_total", "Coded symbols sent for completed segments.",
+          static_cast<double>(m.completed_symbols_sent));
+  counter(o, "ncast_completed_source_symbols_total", "Source symbols of completed segments.",
+          static_cast<double>(m.completed_source_symbols));
   o << "# HELP ncast_segment_overhead Coded symbols sent per source symbol, per completed segment.\n"
        "# TYPE ncast_segment_overhead histogram\n";
   for (std::size_t i = 0; i < kOverheadBuckets.size(); ++i)
@@ -108,15 +115,18 @@ std::string render_prometheus(const ServerMetrics& m, const ServerGauges& g) {
   o << "# HELP ncast_engine_info The coding engine.\n# TYPE ncast_engine_info gauge\nncast_engine_info{engine=\""
     << g.engine << "\"} 1\n";
   counter(o, "ncast_engine_seconds_total", "Seconds spent in the coding engine.", g.engine_seconds);
-  counter(o, "ncast_engine_symbols_total", "Coded symbols produced by the engine.", static_cast<double>(g.engine_symbols));
+  counter(o, "ncast_engine_symbols_total", "Coded symbols produced by the engine.",
+          static_cast<double>(g.engine_symbols));
   counter(o, "ncast_engine_calls_total", "Engine calls.", static_cast<double>(g.engine_calls));
   counter(o, "ncast_coded_cache_hits_total", "Coded symbols served from the cache.", static_cast<double>(g.cache_hits));
   counter(o, "ncast_coded_cache_misses_total", "Chunks coded on demand.", static_cast<double>(g.cache_misses));
-  counter(o, "ncast_coded_cache_evictions_total", "Segments evicted from the cache.", static_cast<double>(g.cache_evictions));
+  counter(o, "ncast_coded_cache_evictions_total", "Segments evicted from the cache.",
+          static_cast<double>(g.cache_evictions));
   gauge(o, "ncast_coded_cache_bytes", "Octets of coded symbols cached.", static_cast<double>(g.cache_bytes));
   counter(o, "ncast_sendmmsg_calls_total", "sendmmsg calls.", static_cast<double>(g.sendmmsg_calls));
   counter(o, "ncast_gso_sends_total", "Messages sent as one UDP GSO super-datagram.", static_cast<double>(g.gso_sends));
-  counter(o, "ncast_send_would_block_total", "Sends deferred because the socket buffer was full.", static_cast<double>(g.would_block));
+  counter(o, "ncast_send_would_block_total", "Sends deferred because the socket buffer was full.",
+          static_cast<double>(g.would_block));
   counter(o, "ncast_send_errors_total", "Datagrams the kernel refused.", static_cast<double>(g.send_errors));
   gauge(o, "ncast_uptime_seconds", "Seconds since start.", g.uptime_s);
   counter(o, "process_cpu_seconds_total", "User and system CPU time of the server process, seconds.", g.cpu_seconds);

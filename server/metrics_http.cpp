@@ -57,14 +57,13 @@ struct Connection : std::enable_shared_from_this<Connection> {
 
 MetricsHttp::MetricsHttp(asio::io_context& io, const proto::Address& address, std::function<std::string()> render)
     : io_(io), acceptor_(io), render_(std::move(render)) {
-  const auto ip = address.family == 4
-                      ? asio::ip::address(asio::ip::address_v4(asio::ip::address_v4::bytes_type{
-                            address.ip[0], address.ip[1], address.ip[2], address.ip[3]}))
-                      : asio::ip::address(asio::ip::address_v6([&] {
-                          asio::ip::address_v6::bytes_type b{};
-                          std::copy(address.ip.begin(), address.ip.end(), b.begin());
-                          return b;
-                        }()));
+  const auto ip = address.family == 4 ? asio::ip::address(asio::ip::address_v4(asio::ip::address_v4::bytes_type{
+                                            address.ip[0], address.ip[1], address.ip[2], address.ip[3]}))
+                                      : asio::ip::address(asio::ip::address_v6([&] {
+                                          asio::ip::address_v6::bytes_type b{};
+                                          std::copy(address.ip.begin(), address.ip.end(), b.begin());
+                                          return b;
+                                        }()));
   const tcp::endpoint ep(ip, address.port);
   acceptor_.open(ep.protocol());
   acceptor_.set_option(tcp::acceptor::reuse_address(true));

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
-#include <thread>
 #include <stdexcept>
+#include <thread>
 
 namespace ncast::server {
 namespace po = boost::program_options;
@@ -35,7 +35,8 @@ namespace {
 proto::Address parse_address(const std::string& text, const char* what) {
   const auto a = proto::Address::parse(text);
   if (a.family == 0)
-    throw std::invalid_argument(std::string("--") + what + ": '" + text + "' is not a numeric host:port (e.g. 127.0.0.1:7700, [::1]:7700)");
+    throw std::invalid_argument(std::string("--") + what + ": '" + text +
+                                "' is not a numeric host:port (e.g. 127.0.0.1:7700, [::1]:7700)");
   return a;
 }
 
@@ -61,52 +62,72 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
   double idle_timeout = 10;
 
   po::options_description streams("Streams");
-  streams.add_options()
-      ("file", po::value(&o.files)->composing(), "a media file, served as the stream named after the file (repeatable)")
-      ("dir", po::value(&o.dirs)->composing(), "every non-empty regular file of a directory, each a stream (repeatable)")
-      ("live", po::value(&live)->composing(), "NAME=PATH: a live stream read from a pipe, '-' (standard input) or a growing file (repeatable)")
-      ("live-flush-ms", po::value(&o.live_flush_ms)->default_value(500), "cut a short live segment after this long without data")
-      ("live-end-after", po::value(&o.live_end_after_s)->default_value(0), "end a growing-file live stream after this many seconds unchanged (0: never)");
+  streams.add_options()("file", po::value(&o.files)->composing(),
+                        "a media file, served as the stream named after the file (repeatable)")(
+      "dir", po::value(&o.dirs)->composing(),
+      "every non-empty regular file of a directory, each a stream (repeatable)")(
+      "live", po::value(&live)->composing(),
+      "NAME=PATH: a live stream read from a pipe, '-' (standard input) or a growing file (repeatable)")(
+      "live-flush-ms", po::value(&o.live_flush_ms)->default_value(500),
+      "cut a short live segment after this long without data")(
+      "live-end-after", po::value(&o.live_end_after_s)->default_value(0),
+      "end a growing-file live stream after this many seconds unchanged (0: never)");
   po::options_description coding("Coding");
-  coding.add_options()
-      ("symbols", po::value(&n)->default_value(128), "source symbols per segment, n (1..256)")
-      ("symbol-size", po::value(&o.symbol_size)->default_value(1024), "octets per symbol, L; a segment is n·L octets")
-      ("density", po::value(&o.density)->default_value(1.0), "fraction of non-zero coefficients in coded symbols, (0, 1]")
-      ("backend", po::value(&backend)->default_value("auto"), "coding engine: auto, cpu or cuda")
-      ("coded-cache-mb", po::value(&o.coded_cache_mb)->default_value(256), "memory for coded symbols shared by sessions")
-      ("device-memory-mb", po::value(&o.device_memory_mb)->default_value(8192), "GPU memory for resident segments (CUDA backend)")
-      ("device-resident", po::value(&o.device_resident)->default_value(true), "with CUDA: keep segments on the GPU and code them there (false: the engine over host memory)");
+  coding.add_options()("symbols", po::value(&n)->default_value(128), "source symbols per segment, n (1..256)")(
+      "symbol-size", po::value(&o.symbol_size)->default_value(1024), "octets per symbol, L; a segment is n·L octets")(
+      "density", po::value(&o.density)->default_value(1.0),
+      "fraction of non-zero coefficients in coded symbols, (0, 1]")(
+      "backend", po::value(&backend)->default_value("auto"), "coding engine: auto, cpu or cuda")(
+      "coded-cache-mb", po::value(&o.coded_cache_mb)->default_value(256),
+      "memory for coded symbols shared by sessions")("device-memory-mb",
+                                                     po::value(&o.device_memory_mb)->default_value(8192),
+                                                     "GPU memory for resident segments (CUDA backend)")(
+      "device-resident", po::value(&o.device_resident)->default_value(true),
+      "with CUDA: keep segments on the GPU and code them there (false: the engine over host memory)");
   po::options_description network("Network");
-  network.add_options()
-      ("listen", po::value(&listen)->default_value("127.0.0.1:7700"), "UDP address to serve on (port 0 picks one)")
-      ("max-datagram", po::value(&max_datagram)->default_value(1200), "largest datagram sent (1200..65507); larger symbols need more")
-      ("server-id", po::value(&server_id), "this server's id in the coefficient seed space (default: random); distinct per server of a stream")
-      ("identity", po::value(&o.identity), "Ed25519 identity key (PEM); created if missing (default: a new key each run)")
-      ("threads", po::value(&o.threads)->default_value(1), "server threads, each with its own socket on the port (SO_REUSEPORT) and its own sessions; 0: one per core")
-      ("max-sessions", po::value(&o.config.max_sessions)->default_value(10000), "sessions at most")
-      ("idle-timeout", po::value(&idle_timeout)->default_value(10.0), "seconds of silence after which a session is freed")
-      ("token-lifetime", po::value(&o.config.token_lifetime_s)->default_value(30), "seconds a retry token stays valid")
-      ("retry-rate", po::value(&o.config.retry_rate)->default_value(20000), "RETRY/REJECT packets per second at most")
-      ("join-rate", po::value(&o.config.join_rate)->default_value(2000), "sessions created per second at most");
+  network.add_options()("listen", po::value(&listen)->default_value("127.0.0.1:7700"),
+                        "UDP address to serve on (port 0 picks one)")(
+      "max-datagram", po::value(&max_datagram)->default_value(1200),
+      "largest datagram sent (1200..65507); larger symbols need more")(
+      "server-id", po::value(&server_id),
+      "this server's id in the coefficient seed space (default: random); distinct per server of a stream")(
+      "identity", po::value(&o.identity),
+      "Ed25519 identity key (PEM); created if missing (default: a new key each run)")(
+      "threads", po::value(&o.threads)->default_value(1),
+      "server threads, each with its own socket on the port (SO_REUSEPORT) and its own sessions; 0: one per core")(
+      "max-sessions", po::value(&o.config.max_sessions)->default_value(10000), "sessions at most")(
+      "idle-timeout", po::value(&idle_timeout)->default_value(10.0),
+      "seconds of silence after which a session is freed")(
+      "token-lifetime", po::value(&o.config.token_lifetime_s)->default_value(30), "seconds a retry token stays valid")(
+      "retry-rate", po::value(&o.config.retry_rate)->default_value(20000), "RETRY/REJECT packets per second at most")(
+      "join-rate", po::value(&o.config.join_rate)->default_value(2000), "sessions created per second at most");
   po::options_description delivery("Delivery");
-  delivery.add_options()
-      ("bitrate", po::value(&bitrate)->default_value("0"), "the streams' bitrate (e.g. 768k); paced sessions send at bitrate·(1+headroom)/(1-loss); 0: unknown")
-      ("redundancy", po::value(&o.config.redundancy)->default_value(0.02), "extra coded symbols in a segment's first round, beyond the measured loss")
-      ("headroom", po::value(&o.config.headroom)->default_value(0.08), "how much faster than the bitrate paced sessions send (beyond the measured loss), so that a peer that fell behind catches up (0..1)")
-      ("window", po::value(&window)->default_value(16), "segments in flight per session at most (1..64)")
-      ("session-rate", po::value(&session_rate)->default_value("100M"), "bit/s per download session (and paced ones without a bitrate)")
-      ("max-rate", po::value(&max_rate)->default_value("1G"), "bit/s of all sessions together")
-      ("pacing-tick-us", po::value(&pacing_tick_us)->default_value(1000), "µs grid of pacing wake-ups: the sessions due in a tick share one wake-up and one sendmmsg (about half the server CPU of per-session timing at a few hundred peers); 1: per-session timing (1..100000)")
-      ("pacing-burst", po::value(&pacing_burst)->default_value(8), "datagrams a paced session sends in a row, as one UDP GSO message: fewer sends and peer wake-ups, for a delay of burst/rate; a round's end goes one by one (1..32)");
+  delivery.add_options()(
+      "bitrate", po::value(&bitrate)->default_value("0"),
+      "the streams' bitrate (e.g. 768k); paced sessions send at bitrate·(1+headroom)/(1-loss); 0: unknown")(
+      "redundancy", po::value(&o.config.redundancy)->default_value(0.02),
+      "extra coded symbols in a segment's first round, beyond the measured loss")(
+      "headroom", po::value(&o.config.headroom)->default_value(0.08),
+      "how much faster than the bitrate paced sessions send (beyond the measured loss), so that a peer that fell "
+      "behind catches up (0..1)")("window", po::value(&window)->default_value(16),
+                                  "segments in flight per session at most (1..64)")(
+      "session-rate", po::value(&session_rate)->default_value("100M"),
+      "bit/s per download session (and paced ones without a bitrate)")(
+      "max-rate", po::value(&max_rate)->default_value("1G"), "bit/s of all sessions together")(
+      "pacing-tick-us", po::value(&pacing_tick_us)->default_value(1000),
+      "µs grid of pacing wake-ups: the sessions due in a tick share one wake-up and one sendmmsg (about half the "
+      "server CPU of per-session timing at a few hundred peers); 1: per-session timing (1..100000)")(
+      "pacing-burst", po::value(&pacing_burst)->default_value(8),
+      "datagrams a paced session sends in a row, as one UDP GSO message: fewer sends and peer wake-ups, for a delay of "
+      "burst/rate; a round's end goes one by one (1..32)");
   po::options_description observe("Observability");
-  observe.add_options()
-      ("metrics", po::value(&metrics), "serve Prometheus text at http://ADDR:PORT/metrics (port 0 picks one)")
-      ("stats-interval", po::value(&o.stats_interval_s)->default_value(1.0), "seconds between JSON stats lines on standard output (0: none)");
+  observe.add_options()("metrics", po::value(&metrics),
+                        "serve Prometheus text at http://ADDR:PORT/metrics (port 0 picks one)")(
+      "stats-interval", po::value(&o.stats_interval_s)->default_value(1.0),
+      "seconds between JSON stats lines on standard output (0: none)");
   po::options_description general("General");
-  general.add_options()
-      ("config", po::value(&config_file), "read options from FILE (name = value per line)")
-      ("help,h", "show this help")
-      ("version", "show the version");
+  general.add_options()("config", po::value(&config_file), "read options from FILE (name = value per line)")(
+      "help,h", "show this help")("version", "show the version");
 
   po::options_description all;
   all.add(streams).add(coding).add(network).add(delivery).add(observe).add(general);
@@ -150,7 +171,8 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
   in_range("symbol-size", o.symbol_size, 1u, 65536u);
   in_range("max-datagram", max_datagram, 1200u, 65507u);
   if (proto::coded_packet_size(0, o.symbol_size) > max_datagram)
-    throw std::invalid_argument("--symbol-size " + std::to_string(o.symbol_size) + " needs --max-datagram of at least " +
+    throw std::invalid_argument("--symbol-size " + std::to_string(o.symbol_size) +
+                                " needs --max-datagram of at least " +
                                 std::to_string(proto::coded_packet_size(0, o.symbol_size)));
   if (!(o.density > 0 && o.density <= 1)) throw std::invalid_argument("--density must be in (0, 1]");
   const auto b = parse_backend(backend);
@@ -161,13 +183,16 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
   o.config.pacing_tick = std::chrono::microseconds(pacing_tick_us);
   in_range("pacing-burst", pacing_burst, 1u, 32u);
   o.config.pacing_burst = static_cast<std::uint16_t>(pacing_burst);
-  if (!(o.config.redundancy >= 0 && o.config.redundancy <= 10)) throw std::invalid_argument("--redundancy must be in 0..10");
+  if (!(o.config.redundancy >= 0 && o.config.redundancy <= 10))
+    throw std::invalid_argument("--redundancy must be in 0..10");
   if (!(o.config.headroom >= 0 && o.config.headroom <= 1)) throw std::invalid_argument("--headroom must be in 0..1");
-  if (!(idle_timeout > 0 && idle_timeout <= 3600)) throw std::invalid_argument("--idle-timeout must be in (0, 3600] seconds");
+  if (!(idle_timeout > 0 && idle_timeout <= 3600))
+    throw std::invalid_argument("--idle-timeout must be in (0, 3600] seconds");
   if (o.coded_cache_mb == 0 || o.device_memory_mb == 0)
     throw std::invalid_argument("--coded-cache-mb and --device-memory-mb must be at least 1");
   if (o.config.max_sessions == 0) throw std::invalid_argument("--max-sessions must be at least 1");
-  if (!(o.config.retry_rate > 0) || !(o.config.join_rate > 0)) throw std::invalid_argument("--retry-rate and --join-rate must be positive");
+  if (!(o.config.retry_rate > 0) || !(o.config.join_rate > 0))
+    throw std::invalid_argument("--retry-rate and --join-rate must be positive");
   if (o.config.token_lifetime_s == 0) throw std::invalid_argument("--token-lifetime must be at least 1");
   if (o.threads == 0) o.threads = std::max(1u, std::thread::hardware_concurrency());
   in_range("threads", o.threads, 1u, 1024u);

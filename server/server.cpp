@@ -24,14 +24,18 @@ std::size_t Server::JoinKeyHash::operator()(const JoinKey& k) const {
 }
 
 Server::Server(asio::io_context& io, const ServerConfig& config, const proto::Ed25519Identity& identity)
-    : io_(io), config_(config), identity_(identity),
+    : io_(io),
+      config_(config),
+      identity_(identity),
       socket_(io, config.listen, config.socket_buffer, config.max_datagram, config.reuse_port),
       minter_(config.token_key ? proto::TokenMinter(*config.token_key, config.token_lifetime_s)
                                : proto::TokenMinter(config.token_lifetime_s)),
       retry_bucket_(config.retry_rate, std::max(1.0, config.retry_rate / 10)),
       join_bucket_(config.join_rate, std::max(1.0, config.join_rate / 10)),
-      rate_bucket_(config.max_rate, std::max(config.max_rate * 0.002, 64.0 * config.max_datagram)), timer_(io),
-      housekeeping_timer_(io), started_(Clock::now()) {
+      rate_bucket_(config.max_rate, std::max(config.max_rate * 0.002, 64.0 * config.max_datagram)),
+      timer_(io),
+      housekeeping_timer_(io),
+      started_(Clock::now()) {
   if (!config_.open_sessions) config_.open_sessions = std::make_shared<std::atomic<std::size_t>>(0);
   if (config_.pacing_tick <= std::chrono::microseconds::zero()) config_.pacing_tick = std::chrono::microseconds(1);
 }
@@ -74,8 +78,7 @@ void Server::on_datagram(std::span<std::uint8_t> d, const proto::Address& from, 
   auto prefix = proto::parse_prefix(d);
   if (!prefix) return metrics_.drops.count(prefix.error());
   switch (prefix->type) {
-    case proto::PacketType::hello:
-      return on_hello(d, from, prefix->version, now);
+    case proto::PacketType::hello: return on_hello(d, from, prefix->version, now);
     case proto::PacketType::join:
       if (prefix->version != proto::kVersion) return metrics_.drops.count(proto::DropReason::bad_version);
       return on_join(d, from, now);
@@ -83,10 +86,8 @@ void Server::on_datagram(std::span<std::uint8_t> d, const proto::Address& from, 
     case proto::PacketType::bye:
     case proto::PacketType::coded:
     case proto::PacketType::segments:
-    case proto::PacketType::manifest:
-      return on_protected(d, from, now);
-    default:
-      return metrics_.drops.count(proto::DropReason::unexpected);
+    case proto::PacketType::manifest: return on_protected(d, from, now);
+    default: return metrics_.drops.count(proto::DropReason::unexpected);
   }
 }
 
@@ -250,8 +251,8 @@ void Server::on_join(std::span<std::uint8_t> d, const proto::Address& from, Time
     config_.open_sessions->fetch_sub(1, std::memory_order_relaxed);
     return metrics_.drops.count(proto::DropReason::malformed);  // a low-order public key
   }
-  auto session = std::make_unique<Session>(id, from, join->nonce, source, accept->keys, cfg, std::move(accept->manifest),
-                                           static_cast<SessionObserver&>(*this), now);
+  auto session = std::make_unique<Session>(id, from, join->nonce, source, accept->keys, cfg,
+                                           std::move(accept->manifest), static_cast<SessionObserver&>(*this), now);
   socket_.send_now(session->manifest(), from);
   ++metrics_.manifests;
   ++metrics_.sessions_created;

@@ -156,8 +156,8 @@ class Server final : private SessionObserver {
   std::map<std::string, SymbolSource*> streams_;
   std::vector<Entry> slots_;
   std::vector<std::uint32_t> free_slots_;
-  std::unordered_map<std::uint64_t, std::uint32_t> by_id_;               // session id → slot
-  std::unordered_map<JoinKey, std::uint32_t, JoinKeyHash> by_join_;     // → slot
+  std::unordered_map<std::uint64_t, std::uint32_t> by_id_;           // session id → slot
+  std::unordered_map<JoinKey, std::uint32_t, JoinKeyHash> by_join_;  // → slot
   std::uint64_t generations_ = 0;
   std::priority_queue<Wake, std::vector<Wake>, std::greater<>> wakes_;
   boost::asio::steady_timer timer_, housekeeping_timer_;

@@ -18,10 +18,18 @@ constexpr double kMaxLoss = 0.9;
 Session::Session(std::uint64_t id, const proto::Address& peer, const proto::Nonce& nonce, SymbolSource& source,
                  const proto::SessionKeys& keys, const SessionConfig& config, std::vector<std::uint8_t> manifest,
                  SessionObserver& observer, TimePoint now)
-    : id_(id), peer_(peer), nonce_(nonce), source_(source), config_(config), manifest_(std::move(manifest)),
-      observer_(observer), seal_(keys.suite, keys.server_key, keys.server_iv, proto::Aead::Direction::seal),
+    : id_(id),
+      peer_(peer),
+      nonce_(nonce),
+      source_(source),
+      config_(config),
+      manifest_(std::move(manifest)),
+      observer_(observer),
+      seal_(keys.suite, keys.server_key, keys.server_iv, proto::Aead::Direction::seal),
       open_(keys.suite, keys.peer_key, keys.peer_iv, proto::Aead::Direction::open),
-      peer_next_needed_(config.start_segment), refilled_(now), last_heard_(now) {
+      peer_next_needed_(config.start_segment),
+      refilled_(now),
+      last_heard_(now) {
   tokens_ = std::max(2.0 * config_.max_datagram, static_cast<double>(burst_bytes()));
 }
 
@@ -144,7 +152,8 @@ void Session::on_ack(const proto::AckBody& ack, TimePoint now) {
 // ---- output ----
 
 std::chrono::microseconds Session::rto(int backoff) const {
-  microseconds base = have_rtt_ ? srtt_ + 4 * rttvar_ + std::chrono::milliseconds(config_.max_ack_delay_ms) : kInitialRto;
+  microseconds base =
+      have_rtt_ ? srtt_ + 4 * rttvar_ + std::chrono::milliseconds(config_.max_ack_delay_ms) : kInitialRto;
   base = std::clamp(base, kMinRto, kMaxRto);
   return std::min(kMaxRto, base * (1 << std::min(backoff, 8)));
 }
@@ -163,8 +172,8 @@ std::uint32_t Session::round_size(std::uint32_t deficit) const {
 
 void Session::refresh_window() {
   const std::uint32_t base = std::max(peer_next_needed_, config_.start_segment);
-  const std::uint64_t end = std::min<std::uint64_t>({std::uint64_t{base} + config_.window, peer_known_,
-                                                     source_.segment_count()});
+  const std::uint64_t end =
+      std::min<std::uint64_t>({std::uint64_t{base} + config_.window, peer_known_, source_.segment_count()});
   std::uint32_t next = flights_.empty() ? base : flights_.back().segment + 1;
   for (; next < end; ++next) {
     Flight f;

@@ -29,7 +29,7 @@ struct SessionConfig {
   std::uint16_t share = proto::kFullShare;
   bool systematic = true;
   bool download = false;
-  double rate = 1e6;  // octets per second
+  double rate = 1e6;        // octets per second
   std::uint16_t burst = 1;  // datagrams the token bucket holds at least: a paced wake-up's worth
   std::uint16_t max_datagram = proto::kMinDatagram;
   std::uint16_t max_ack_delay_ms = 5;

@@ -15,9 +15,9 @@ struct StreamInfo {
   std::string name;
   std::uint32_t stream_id = 0;
   std::uint32_t server_id = 0;
-  std::uint16_t n = 0;             // symbols per full segment
-  std::uint32_t symbol_size = 0;   // L
-  std::uint64_t bitrate = 0;       // bit/s, 0 when unknown
+  std::uint16_t n = 0;            // symbols per full segment
+  std::uint32_t symbol_size = 0;  // L
+  std::uint64_t bitrate = 0;      // bit/s, 0 when unknown
   bool live = false;
 };
 

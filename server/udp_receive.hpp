@@ -67,7 +67,8 @@ Received receive_batch(int fd, std::uint8_t* buffers, std::size_t count, F&& f) 
     const auto addr = proto::Address::from_sockaddr(reinterpret_cast<const sockaddr*>(&from[i]));
     if (addr.family == 0) continue;
     std::size_t segment = 0;
-    for (const cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(const_cast<msghdr*>(&h), const_cast<cmsghdr*>(c))) {
+    for (const cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr;
+         c = CMSG_NXTHDR(const_cast<msghdr*>(&h), const_cast<cmsghdr*>(c))) {
       if (c->cmsg_level != IPPROTO_UDP || c->cmsg_type != UDP_GRO) continue;
       int size = 0;
       std::memcpy(&size, CMSG_DATA(c), sizeof size);

@@ -30,8 +30,8 @@ Decoder* GenerationSet::find(std::uint32_t segment) {
 
 std::size_t GenerationSet::add(std::span<const Arrival> arrivals, std::span<Outcome> outcomes) {
   if (outcomes.size() < arrivals.size())
-    throw Error(Errc::buffer_too_small, std::to_string(outcomes.size()) + " outcomes for " +
-                                            std::to_string(arrivals.size()) + " arrivals");
+    throw Error(Errc::buffer_too_small,
+                std::to_string(outcomes.size()) + " outcomes for " + std::to_string(arrivals.size()) + " arrivals");
   std::size_t completed = 0;
   for (std::size_t i = 0; i < arrivals.size(); ++i) {
     Outcome& out = outcomes[i];
@@ -43,8 +43,8 @@ std::size_t GenerationSet::add(std::span<const Arrival> arrivals, std::span<Outc
     }
     const bool was_complete = decoder->complete();
     try {
-      out.status = decoder->add(arrivals[i].symbol) == AddResult::innovative ? Status::innovative
-                                                                             : Status::non_innovative;
+      out.status =
+          decoder->add(arrivals[i].symbol) == AddResult::innovative ? Status::innovative : Status::non_innovative;
     } catch (const Error& e) {
       out.status = Status::rejected;
       out.error = e.code();

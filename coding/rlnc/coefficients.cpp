@@ -14,9 +14,7 @@ namespace ncast::rlnc {
 namespace {
 
 // A non-zero coefficient from the high half of a word: 1 + ⌊h·255 / 65536⌋, within 1/256 of uniform.
-std::uint8_t nonzero_value(std::uint32_t word) {
-  return static_cast<std::uint8_t>(1 + (((word >> 16) * 255u) >> 16));
-}
+std::uint8_t nonzero_value(std::uint32_t word) { return static_cast<std::uint8_t>(1 + (((word >> 16) * 255u) >> 16)); }
 
 // Value t of a symbol's stream (offset 0) is word t mod 4 of block t/4, whose counter is (t/4, 0,
 // index, segment): what CurandPhilox steps through, for all the values a vector needs at once.

@@ -19,7 +19,7 @@ enum class CoefficientForm : std::uint8_t { seed, explicit_vector };
 
 struct EncoderOptions {
   bool systematic = true;
-  Density density{};                           // of coded symbols
+  Density density{};                             // of coded symbols
   CoefficientForm form = CoefficientForm::seed;  // what produce(id) puts in a coded symbol
 };
 

@@ -8,18 +8,18 @@
 namespace ncast::rlnc {
 
 enum class Errc {
-  bad_layout,              // n, symbol size or data length out of range
-  wrong_payload_length,    // a payload is not exactly one symbol long
-  wrong_coefficient_count, // an explicit coefficient vector is not n bytes (a symbol of another generation size)
-  zero_coefficients,       // an explicit coefficient vector is all zero
-  index_out_of_range,      // a systematic symbol's index is not below n
-  bad_density,             // a density outside (0, 1]
-  bad_option,              // a codec option out of its range
-  bad_kind,                // a kind/coefficient combination that cannot exist (e.g. recoded without coefficients)
-  buffer_too_small,        // a caller's buffer cannot hold what it must
-  not_decoded,             // a source symbol was asked for before it was decoded
-  nothing_to_recode,       // a recoder asked to emit before its node holds anything
-  unknown_generation,      // a batch names a generation that was never opened
+  bad_layout,               // n, symbol size or data length out of range
+  wrong_payload_length,     // a payload is not exactly one symbol long
+  wrong_coefficient_count,  // an explicit coefficient vector is not n bytes (a symbol of another generation size)
+  zero_coefficients,        // an explicit coefficient vector is all zero
+  index_out_of_range,       // a systematic symbol's index is not below n
+  bad_density,              // a density outside (0, 1]
+  bad_option,               // a codec option out of its range
+  bad_kind,                 // a kind/coefficient combination that cannot exist (e.g. recoded without coefficients)
+  buffer_too_small,         // a caller's buffer cannot hold what it must
+  not_decoded,              // a source symbol was asked for before it was decoded
+  nothing_to_recode,        // a recoder asked to emit before its node holds anything
+  unknown_generation,       // a batch names a generation that was never opened
 };
 
 std::string_view to_string(Errc code);

@@ -25,8 +25,8 @@ GenerationLayout GenerationLayout::for_data(std::size_t data_bytes, std::size_t 
   if (data_bytes < 1) throw Error(Errc::bad_layout, "a generation needs at least one byte of data");
   const std::size_t n = (data_bytes + symbol_size - 1) / symbol_size;
   if (n > kMaxSymbols)
-    throw Error(Errc::bad_layout, std::to_string(data_bytes) + " bytes need " + std::to_string(n) +
-                                      " symbols of " + std::to_string(symbol_size) + " bytes, more than 256");
+    throw Error(Errc::bad_layout, std::to_string(data_bytes) + " bytes need " + std::to_string(n) + " symbols of " +
+                                      std::to_string(symbol_size) + " bytes, more than 256");
   return {n, symbol_size, data_bytes};
 }
 

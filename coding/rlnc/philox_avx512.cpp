@@ -63,8 +63,7 @@ void philox4x32_10_blocks_avx512(PhiloxCounter counter, PhiloxKey key, std::size
     const __m512i u2 = unpacklo64(t1, t3), u3 = unpackhi64(t1, t3);
     const __m512i v0 = chunks<0x44>(u0, u1), v1 = chunks<0x44>(u2, u3);
     const __m512i v2 = chunks<0xEE>(u0, u1), v3 = chunks<0xEE>(u2, u3);
-    const __m512i blocks[4] = {chunks<0x88>(v0, v1), chunks<0xDD>(v0, v1), chunks<0x88>(v2, v3),
-                               chunks<0xDD>(v2, v3)};
+    const __m512i blocks[4] = {chunks<0x88>(v0, v1), chunks<0xDD>(v0, v1), chunks<0x88>(v2, v3), chunks<0xDD>(v2, v3)};
     std::uint32_t* dst = out + 4 * base;
     if (count - base >= 16) {
       for (int i = 0; i < 4; ++i) _mm512_storeu_si512(dst + 16 * i, blocks[i]);

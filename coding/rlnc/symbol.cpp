@@ -25,8 +25,7 @@ void resolve_coefficients(const SymbolView& symbol, const GenerationLayout& layo
                                                 " bytes, the symbol size is " + std::to_string(layout.symbol_size()));
   switch (symbol.kind) {
     case SymbolKind::systematic:
-      if (!symbol.coefficients.empty())
-        throw Error(Errc::bad_kind, "a systematic symbol carries no coefficients");
+      if (!symbol.coefficients.empty()) throw Error(Errc::bad_kind, "a systematic symbol carries no coefficients");
       if (symbol.index >= n)
         throw Error(Errc::index_out_of_range,
                     "systematic index " + std::to_string(symbol.index) + " is not below n=" + std::to_string(n));
@@ -42,8 +41,7 @@ void resolve_coefficients(const SymbolView& symbol, const GenerationLayout& layo
     case SymbolKind::recoded:
       if (symbol.coefficients.empty()) throw Error(Errc::bad_kind, "a recoded symbol must carry its coefficients");
       break;
-    default:
-      throw Error(Errc::bad_kind, "unknown symbol kind " + std::to_string(static_cast<int>(symbol.kind)));
+    default: throw Error(Errc::bad_kind, "unknown symbol kind " + std::to_string(static_cast<int>(symbol.kind)));
   }
   if (symbol.coefficients.size() != n)
     throw Error(Errc::wrong_coefficient_count, std::to_string(symbol.coefficients.size()) +

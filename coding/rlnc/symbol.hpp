@@ -22,8 +22,8 @@ std::string_view to_string(SymbolKind kind);
 // Borrowed view of a symbol: what the decoder reads and the encoder fills.
 struct SymbolView {
   SymbolKind kind = SymbolKind::coded;
-  std::uint32_t index = 0;   // systematic: source index; seeded coded: coded-symbol index
-  Density density;           // seeded coded only
+  std::uint32_t index = 0;                     // systematic: source index; seeded coded: coded-symbol index
+  Density density;                             // seeded coded only
   std::span<const std::uint8_t> coefficients;  // explicit coefficients (n bytes) or empty
   std::span<const std::uint8_t> payload;       // L bytes
 

@@ -88,8 +88,8 @@ void Codec::check_shards(std::span<const std::uint8_t* const> shards, std::size_
     throw std::invalid_argument(std::string("Reed-Solomon ") + what + ": " + std::to_string(shards.size()) +
                                 " pointers given, need " + std::to_string(count));
   for (std::size_t i = 0; i < shards.size(); ++i)
-    if (shards[i] == nullptr) throw std::invalid_argument(std::string("Reed-Solomon ") + what + ": pointer " +
-                                                          std::to_string(i) + " is null");
+    if (shards[i] == nullptr)
+      throw std::invalid_argument(std::string("Reed-Solomon ") + what + ": pointer " + std::to_string(i) + " is null");
 }
 
 void Codec::encode(std::span<const std::uint8_t* const> data, std::span<std::uint8_t* const> parity,
@@ -107,8 +107,8 @@ void Codec::encode(std::span<std::uint8_t* const> shards, std::size_t len) const
 void Codec::encode_one(std::size_t index, const std::uint8_t* data, std::span<std::uint8_t* const> parity,
                        std::size_t len) const {
   if (index >= k_)
-    throw std::invalid_argument("Reed-Solomon encode_one: shard " + std::to_string(index) + " is not a data shard of a " +
-                                std::to_string(k_) + "+" + std::to_string(m_) + " code");
+    throw std::invalid_argument("Reed-Solomon encode_one: shard " + std::to_string(index) +
+                                " is not a data shard of a " + std::to_string(k_) + "+" + std::to_string(m_) + " code");
   check_shards({&data, 1}, 1, "encode_one (data)");
   check_shards({parity.data(), parity.size()}, m_, "encode_one (parity)");
   engine_->multiply(columns_.row(index), m_, 1, &data, parity.data(), len, true);
@@ -151,8 +151,8 @@ Codec::Plan Codec::plan(std::span<const std::size_t> erased, Want want, std::spa
   ShardSet lost;
   for (std::size_t e : erased) {
     if (e >= n)
-      throw std::invalid_argument("Reed-Solomon reconstruct: erased shard " + std::to_string(e) + " does not exist in a " +
-                                  std::to_string(k_) + "+" + std::to_string(m_) + " code");
+      throw std::invalid_argument("Reed-Solomon reconstruct: erased shard " + std::to_string(e) +
+                                  " does not exist in a " + std::to_string(k_) + "+" + std::to_string(m_) + " code");
     lost.set(e);
   }
   if (lost.count() > m_)

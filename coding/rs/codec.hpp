@@ -65,8 +65,7 @@ class Codec {
   HostBuffer allocate(std::size_t bytes) const { return allocate_host(engine_->backend(), bytes); }
 
   // parity[p] = Σ_j P(p, j) · data[j] for the k data and m parity pointers.
-  void encode(std::span<const std::uint8_t* const> data, std::span<std::uint8_t* const> parity,
-              std::size_t len) const;
+  void encode(std::span<const std::uint8_t* const> data, std::span<std::uint8_t* const> parity, std::size_t len) const;
   // The same with all k + m shards in one array.
   void encode(std::span<std::uint8_t* const> shards, std::size_t len) const;
   // parity[p] ^= P(p, index) · data: the contribution of one data shard. Starting from zeroed parity

@@ -13,8 +13,8 @@ namespace ncast::rs {
 Matrix::Matrix(std::size_t rows, std::size_t cols, std::span<const std::uint8_t> bytes)
     : rows_(rows), cols_(cols), a_(bytes.begin(), bytes.end()) {
   if (bytes.size() != rows * cols)
-    throw std::invalid_argument("matrix: " + std::to_string(bytes.size()) + " bytes given for " +
-                                std::to_string(rows) + " x " + std::to_string(cols));
+    throw std::invalid_argument("matrix: " + std::to_string(bytes.size()) + " bytes given for " + std::to_string(rows) +
+                                " x " + std::to_string(cols));
 }
 
 Matrix Matrix::identity(std::size_t n) {

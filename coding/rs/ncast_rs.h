@@ -42,16 +42,16 @@ typedef enum ncast_rs_matrix {
 typedef enum ncast_rs_backend {
   NCAST_RS_BACKEND_AUTO = 0, /* the best usable one */
   NCAST_RS_BACKEND_CPU = 1,
-  NCAST_RS_BACKEND_CUDA = 2  /* NCAST_RS_ERR_BACKEND where there is none */
+  NCAST_RS_BACKEND_CUDA = 2 /* NCAST_RS_ERR_BACKEND where there is none */
 } ncast_rs_backend;
 
 /* Enumerated fields are ints: the size of a C enum is up to the compiler, an int is not. */
 typedef struct ncast_rs_options {
-  size_t struct_size;            /* sizeof(ncast_rs_options); set by ncast_rs_options_init */
-  int matrix;                    /* an ncast_rs_matrix */
-  const uint8_t* custom_parity;  /* NCAST_RS_MATRIX_CUSTOM: m*k bytes, row-major, copied at create */
-  int backend;                   /* an ncast_rs_backend */
-  size_t decode_cache_capacity;  /* erasure patterns whose decode rows are kept; 0 keeps none */
+  size_t struct_size;           /* sizeof(ncast_rs_options); set by ncast_rs_options_init */
+  int matrix;                   /* an ncast_rs_matrix */
+  const uint8_t* custom_parity; /* NCAST_RS_MATRIX_CUSTOM: m*k bytes, row-major, copied at create */
+  int backend;                  /* an ncast_rs_backend */
+  size_t decode_cache_capacity; /* erasure patterns whose decode rows are kept; 0 keeps none */
 } ncast_rs_options;
 
 /* Defaults: Cauchy matrix, automatic backend, 256 cached decode patterns. */
@@ -81,8 +81,7 @@ int ncast_rs_encode(const ncast_rs* codec, uint8_t* const* shards, size_t len);
 int ncast_rs_encode_batch(const ncast_rs* codec, uint8_t* const* shards, size_t stripes, size_t len);
 /* parity[p] ^= P[p][index] * data: one data shard's contribution (m parity pointers). Zeroed parity
  * plus every data shard equals ncast_rs_encode; old XOR new contents of a shard patch parity. */
-int ncast_rs_encode_one(const ncast_rs* codec, unsigned index, const uint8_t* data, uint8_t* const* parity,
-                        size_t len);
+int ncast_rs_encode_one(const ncast_rs* codec, unsigned index, const uint8_t* data, uint8_t* const* parity, size_t len);
 /* Data shard index changed from old_data to new_data: patches the m parity shards from the change. */
 int ncast_rs_update(const ncast_rs* codec, unsigned index, const uint8_t* old_data, const uint8_t* new_data,
                     uint8_t* const* parity, size_t len);

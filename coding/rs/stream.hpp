@@ -39,8 +39,8 @@ class StreamCoder {
   // For each slice: read fills the k survivors the codec reads (the lowest-numbered shards not
   // erased), the codec rebuilds the erased shards listed in wanted, write gets survivors and rebuilt
   // shards. Throws Unrecoverable before any callback when more than m shards are erased.
-  void reconstruct(std::uint64_t shard_size, std::span<const std::size_t> erased,
-                   std::span<const std::size_t> wanted, const SliceFn& read, const SliceFn& write);
+  void reconstruct(std::uint64_t shard_size, std::span<const std::size_t> erased, std::span<const std::size_t> wanted,
+                   const SliceFn& read, const SliceFn& write);
 
  private:
   const Codec& codec_;

@@ -102,7 +102,8 @@ LossSpec parse_loss(const std::string& text) {
     return s;
   }
   if (kind == "ge") {
-    if (parts.size() != 5) throw std::invalid_argument("loss model '" + text + "': want ge:P_GB:P_BG:LOSS_GOOD:LOSS_BAD");
+    if (parts.size() != 5)
+      throw std::invalid_argument("loss model '" + text + "': want ge:P_GB:P_BG:LOSS_GOOD:LOSS_BAD");
     s.kind = LossSpec::Kind::gilbert_elliott;
     s.good_to_bad = number(parts[1], text);
     s.bad_to_good = number(parts[2], text);
@@ -117,7 +118,8 @@ LossSpec parse_loss(const std::string& text) {
     if (!(s.mean_loss() < 1)) throw std::invalid_argument("loss model '" + text + "': everything would be lost");
     return s;
   }
-  throw std::invalid_argument("unknown loss model '" + text + "' (none, bernoulli:P, burst:P:LEN, ge:P_GB:P_BG:LOSS_GOOD:LOSS_BAD)");
+  throw std::invalid_argument("unknown loss model '" + text +
+                              "' (none, bernoulli:P, burst:P:LEN, ge:P_GB:P_BG:LOSS_GOOD:LOSS_BAD)");
 }
 
 LossProcess::LossProcess(const LossSpec& spec, std::uint64_t seed, Clock::duration slot)

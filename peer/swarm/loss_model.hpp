@@ -14,10 +14,10 @@ namespace ncast::swarm {
 struct LossSpec {
   enum class Kind : std::uint8_t { none, bernoulli, gilbert_elliott };
   Kind kind = Kind::none;
-  double p = 0;           // Bernoulli: the loss probability
+  double p = 0;            // Bernoulli: the loss probability
   double good_to_bad = 0;  // Gilbert–Elliott transition probabilities, per datagram
   double bad_to_good = 1;
-  double loss_good = 0;    // loss probability in each state
+  double loss_good = 0;  // loss probability in each state
   double loss_bad = 1;
 
   // The stationary loss rate, and the mean number of consecutive datagrams spent in the bad state.

@@ -19,8 +19,10 @@ void progress_line(const SwarmProgress& p, std::uint64_t& last_bytes, double& la
   const double loss = p.arrived ? 100.0 * static_cast<double>(p.lost) / static_cast<double>(p.arrived) : 0.0;
   // Symbols the decoders got per source symbol of the segments written so far.
   const double overhead = p.needed ? static_cast<double>(p.symbols) / static_cast<double>(p.needed) : 0.0;
-  std::fprintf(stderr, "\r%7.1f s  peers %zu: %zu running, %zu done, %zu failed, %zu left  %8.1f Mbit/s  loss %4.1f %%  overhead %.3f  ",
-               p.elapsed_s, p.started, p.running, p.complete, p.failed, p.left, rate, loss, overhead);
+  std::fprintf(
+      stderr,
+      "\r%7.1f s  peers %zu: %zu running, %zu done, %zu failed, %zu left  %8.1f Mbit/s  loss %4.1f %%  overhead %.3f  ",
+      p.elapsed_s, p.started, p.running, p.complete, p.failed, p.left, rate, loss, overhead);
   std::fflush(stderr);
 }
 
@@ -38,8 +40,9 @@ void table(const Json& r) {
               number(r["failed"]).c_str(), number(r["left"]).c_str());
   std::printf("%-28s %s (%s)\n", "loss model (scope)", r["loss_model"].get<std::string>().c_str(),
               r["loss_scope"].get<std::string>().c_str());
-  std::printf("%-28s %s verified, %s late (%.3f %% of realtime), %s s stalled\n", "segments", number(r["segments"]).c_str(),
-              number(r["late_segments"]).c_str(), 100 * r["late_fraction"].get<double>(), number(r["stall_s"], 2).c_str());
+  std::printf("%-28s %s verified, %s late (%.3f %% of realtime), %s s stalled\n", "segments",
+              number(r["segments"]).c_str(), number(r["late_segments"]).c_str(), 100 * r["late_fraction"].get<double>(),
+              number(r["stall_s"], 2).c_str());
   std::printf("%-28s %-10s %-10s %-10s %-10s\n", "", "mean", "p50", "p95", "max");
   for (const char* key : {"time_to_first_segment_s", "completion_s"}) {
     const Json& d = r[key];
@@ -48,12 +51,14 @@ void table(const Json& r) {
                 number(d["p95"]).c_str(), number(d["max"]).c_str());
   }
   std::printf("%-28s %s arrived, %s lost, %s received, %s needed, %s non-innovative\n", "symbols",
-              number(r["symbols_arrived"]).c_str(), number(r["symbols_lost"]).c_str(), number(r["symbols_received"]).c_str(),
-              number(r["symbols_needed"]).c_str(), number(r["non_innovative"]).c_str());
+              number(r["symbols_arrived"]).c_str(), number(r["symbols_lost"]).c_str(),
+              number(r["symbols_received"]).c_str(), number(r["symbols_needed"]).c_str(),
+              number(r["non_innovative"]).c_str());
   std::printf("%-28s %s arrived, %s received (loss implies %s arrived: %+.2f %%)\n", "per needed symbol",
               number(r["arrived_per_needed"], 4).c_str(), number(r["received_per_needed"], 4).c_str(),
               number(r["implied_per_needed"], 4).c_str(), 100 * r["arrived_vs_implied"].get<double>());
-  std::printf("%-28s %s Mbit/s over %s s\n", "goodput", number(r["goodput_mbit_s"], 1).c_str(), number(r["wall_s"], 1).c_str());
+  std::printf("%-28s %s Mbit/s over %s s\n", "goodput", number(r["goodput_mbit_s"], 1).c_str(),
+              number(r["wall_s"], 1).c_str());
   const Json& d = r["decoder"];
   if (d.contains("batches"))
     std::printf("%-28s %s: %s batches, %s segments a batch, %s s on the GPU, latency %s ms mean, %s max\n", "decoder",
@@ -64,8 +69,8 @@ void table(const Json& r) {
     std::printf("%-28s %s%s\n", "decoder", d["description"].get<std::string>().c_str(),
                 d.contains("why_cpu") ? (" (" + d["why_cpu"].get<std::string>() + ")").c_str() : "");
   std::printf("%-28s %s CPU-s\n", "swarm cost", number(r["swarm_cpu_s"], 2).c_str());
-  std::printf("%-28s %s CPU-s per GB sent, %s of a core per peer\n", "server cost", number(r["server_cpu_s_per_gb"], 2).c_str(),
-              number(r["server_cpu_per_peer"], 6).c_str());
+  std::printf("%-28s %s CPU-s per GB sent, %s of a core per peer\n", "server cost",
+              number(r["server_cpu_s_per_gb"], 2).c_str(), number(r["server_cpu_per_peer"], 6).c_str());
   std::printf("%-28s %s\n", "all complete and verified", r["ok"].get<bool>() ? "yes" : "NO");
 }
 

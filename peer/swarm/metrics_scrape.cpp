@@ -15,7 +15,8 @@ std::optional<std::map<std::string, double>> scrape_metrics(const proto::Address
   if (fd < 0) return std::nullopt;
   const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   auto wait = [&](short events) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()).count();
     if (left <= 0) return false;
     pollfd p{fd, events, 0};
     return ::poll(&p, 1, static_cast<int>(left)) == 1;
@@ -47,8 +48,7 @@ std::optional<std::map<std::string, double>> scrape_metrics(const proto::Address
   ::close(fd);
   const auto body = response.find("\r\n\r\n");
   const bool status_ok = response.compare(0, 12, "HTTP/1.0 200") == 0 || response.compare(0, 12, "HTTP/1.1 200") == 0;
-  if (!ok || body == std::string::npos || !status_ok)
-    return std::nullopt;
+  if (!ok || body == std::string::npos || !status_ok) return std::nullopt;
   std::map<std::string, double> out;
   std::istringstream lines(response.substr(body + 4));
   for (std::string line; std::getline(lines, line);) {

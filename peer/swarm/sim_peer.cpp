@@ -29,16 +29,25 @@ std::uint64_t splitmix(std::uint64_t& state) {
 
 SimPeer::SimPeer(asio::io_context& io, std::uint32_t id, SimPeerOptions options, Drop drop, RxScratch& scratch,
                  ReadySet& ready)
-    : io_(io), id_(id), options_(std::move(options)), drop_(std::move(drop)), scratch_(scratch), ready_(ready), socket_(io),
-      receiver_({options_.window, false, std::chrono::milliseconds(500)},
-                [this](std::span<const std::uint8_t> d) {
-                  if (!playback_) playback_.emplace(static_cast<double>(receiver_.params().bitrate), options_.startup);
-                  playback_->segment_written(d.size(), Clock::now());
-                },
-                // The batcher's call-back runs on its own thread: the settling is posted to this peer's.
-                options_.batcher ? options_.batcher->factory([this] { asio::post(io_, [this] { on_decoded(Clock::now()); }); })
-                                 : peer::make_cpu_decoder_factory()),
-      delay_timer_(io), jitter_state_(options_.seed ^ 0xA5A5A5A5u) {
+    : io_(io),
+      id_(id),
+      options_(std::move(options)),
+      drop_(std::move(drop)),
+      scratch_(scratch),
+      ready_(ready),
+      socket_(io),
+      receiver_(
+          {options_.window, false, std::chrono::milliseconds(500)},
+          [this](std::span<const std::uint8_t> d) {
+            if (!playback_) playback_.emplace(static_cast<double>(receiver_.params().bitrate), options_.startup);
+            playback_->segment_written(d.size(), Clock::now());
+          },
+          // The batcher's call-back runs on its own thread: the settling is posted to this peer's.
+          options_.batcher
+              ? options_.batcher->factory([this] { asio::post(io_, [this] { on_decoded(Clock::now()); }); })
+              : peer::make_cpu_decoder_factory()),
+      delay_timer_(io),
+      jitter_state_(options_.seed ^ 0xA5A5A5A5u) {
   if (options_.servers.empty()) throw std::invalid_argument("a simulated peer needs a server");
   delayed_path_ = options_.delay.count() > 0 || options_.jitter.count() > 0;
   const proto::Address& first = options_.servers.front();
@@ -201,8 +210,10 @@ void SimPeer::after_input(TimePoint now) {
       links_[i]->close([this, i](std::span<const std::uint8_t> d) { send_raw(i, d); }, proto::ByeReason::done);
     return finish(Status::complete, now);
   }
-  if (std::all_of(links_.begin(), links_.end(), [](const auto& l) { return l->state() == peer::ServerLink::State::failed; })) {
-    for (const auto& l : links_) failure_ += (failure_.empty() ? "" : "; ") + l->options().server.to_string() + ": " + l->failure();
+  if (std::all_of(links_.begin(), links_.end(),
+                  [](const auto& l) { return l->state() == peer::ServerLink::State::failed; })) {
+    for (const auto& l : links_)
+      failure_ += (failure_.empty() ? "" : "; ") + l->options().server.to_string() + ": " + l->failure();
     finish(Status::failed, now);
   }
 }
@@ -250,8 +261,9 @@ nlohmann::json SimPeer::report() const {
   j["status"] = status;
   if (!failure_.empty()) j["failure"] = failure_;
   j["run_s"] = seconds((status_ == Status::running ? Clock::now() : ended_) - started_);
-  j["time_to_first_segment_s"] =
-      receiver_.first_segment_at() ? nlohmann::json(seconds(*receiver_.first_segment_at() - started_)) : nlohmann::json(nullptr);
+  j["time_to_first_segment_s"] = receiver_.first_segment_at()
+                                     ? nlohmann::json(seconds(*receiver_.first_segment_at() - started_))
+                                     : nlohmann::json(nullptr);
   j["completion_s"] = completed_at_ ? nlohmann::json(seconds(*completed_at_ - started_)) : nlohmann::json(nullptr);
   j["segments"] = s.segments_written;
   j["bytes"] = s.bytes_written;

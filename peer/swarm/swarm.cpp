@@ -60,7 +60,8 @@ class Worker {
   }
 
   // Churn: a random running peer leaves, and make starts its replacement.
-  void churn(std::uint64_t pick, bool polite, std::function<std::unique_ptr<SimPeer>(asio::io_context&, RxScratch&, ReadySet&)> make) {
+  void churn(std::uint64_t pick, bool polite,
+             std::function<std::unique_ptr<SimPeer>(asio::io_context&, RxScratch&, ReadySet&)> make) {
     asio::post(io_, [this, pick, polite, make = std::move(make)] {
       std::vector<SimPeer*> running;
       for (auto& p : peers_)
@@ -177,8 +178,7 @@ Decoding choose_decoding(const SwarmOptions& o) {
     case peer::DecoderChoice::gpu: return {peer::make_gpu_decode_batcher(o.batch), {}};
     case peer::DecoderChoice::automatic: break;
   }
-  if (o.peers < kAutoGpuPeers)
-    return {nullptr, "fewer than " + std::to_string(kAutoGpuPeers) + " peers"};
+  if (o.peers < kAutoGpuPeers) return {nullptr, "fewer than " + std::to_string(kAutoGpuPeers) + " peers"};
   try {
     return {peer::make_gpu_decode_batcher(o.batch), {}};
   } catch (const std::exception& e) {
@@ -232,7 +232,9 @@ nlohmann::json distribution(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   double sum = 0;
   for (double x : v) sum += x;
-  auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))]; };
+  auto at = [&](double q) {
+    return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+  };
   return {{"mean", sum / static_cast<double>(v.size())}, {"p50", at(0.5)}, {"p95", at(0.95)}, {"max", v.back()}};
 }
 
@@ -341,8 +343,10 @@ nlohmann::json aggregate(const SwarmOptions& o, std::vector<nlohmann::json> peer
   for (std::size_t i = 0; i < costs.size(); ++i) {
     nlohmann::json s{{"metrics", o.metrics[i].to_string()}};
     if (costs[i].before && costs[i].after) {
-      const double c = metric(*costs[i].after, "process_cpu_seconds_total") - metric(*costs[i].before, "process_cpu_seconds_total");
-      const double b = metric(*costs[i].after, "ncast_sent_bytes_total") - metric(*costs[i].before, "ncast_sent_bytes_total");
+      const double c =
+          metric(*costs[i].after, "process_cpu_seconds_total") - metric(*costs[i].before, "process_cpu_seconds_total");
+      const double b =
+          metric(*costs[i].after, "ncast_sent_bytes_total") - metric(*costs[i].before, "ncast_sent_bytes_total");
       s["cpu_s"] = c;
       s["sent_bytes"] = b;
       s["cpu_s_per_gb"] = b > 0 ? c / (b / 1e9) : 0.0;
@@ -360,9 +364,9 @@ nlohmann::json aggregate(const SwarmOptions& o, std::vector<nlohmann::json> peer
   j["server_cpu_s"] = all_costs ? nlohmann::json(cpu) : nlohmann::json(nullptr);
   j["server_sent_bytes"] = all_costs ? nlohmann::json(sent) : nlohmann::json(nullptr);
   j["server_cpu_s_per_gb"] = all_costs && sent > 0 ? nlohmann::json(cpu / (sent / 1e9)) : nlohmann::json(nullptr);
-  j["server_cpu_per_peer"] =
-      all_costs && wall_s > 0 && peers.size() > left ? nlohmann::json(cpu / wall_s / static_cast<double>(peers.size() - left))
-                                                : nlohmann::json(nullptr);
+  j["server_cpu_per_peer"] = all_costs && wall_s > 0 && peers.size() > left
+                                 ? nlohmann::json(cpu / wall_s / static_cast<double>(peers.size() - left))
+                                 : nlohmann::json(nullptr);
   if (o.per_peer) j["per_peer"] = std::move(peers);
   return j;
 }
@@ -374,8 +378,10 @@ nlohmann::json run_swarm(const SwarmOptions& o) {
   if (o.stream.empty()) throw std::invalid_argument("a swarm needs a stream name");
   if (o.peers == 0) throw std::invalid_argument("a swarm needs at least one peer");
   if (o.threads == 0) throw std::invalid_argument("a swarm needs at least one thread");
-  if (!(o.realtime_fraction >= 0 && o.realtime_fraction <= 1)) throw std::invalid_argument("the realtime fraction must be in [0, 1]");
-  if (!(o.ramp_s >= 0) || !(o.churn_rate >= 0) || !(o.churn_duration_s >= 0) || !(o.timeout_s > 0) || !(o.startup_s >= 0))
+  if (!(o.realtime_fraction >= 0 && o.realtime_fraction <= 1))
+    throw std::invalid_argument("the realtime fraction must be in [0, 1]");
+  if (!(o.ramp_s >= 0) || !(o.churn_rate >= 0) || !(o.churn_duration_s >= 0) || !(o.timeout_s > 0) ||
+      !(o.startup_s >= 0))
     throw std::invalid_argument("times and rates must not be negative (and the timeout positive)");
   // Before any peer starts: --decoder gpu without a device fails here.
   const Decoding decoding = choose_decoding(o);
@@ -425,17 +431,21 @@ nlohmann::json run_swarm(const SwarmOptions& o) {
   const auto start = Clock::now();
   const double cpu_start = process_cpu_seconds();
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_s));
-  const auto churn_end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.churn_duration_s));
+  const auto churn_end =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.churn_duration_s));
   std::exponential_distribution<double> churn_gap(o.churn_rate > 0 ? o.churn_rate : 1.0);
-  auto next_churn = o.churn_rate > 0 ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(churn_gap(rng)))
-                                     : TimePoint::max();
+  auto next_churn =
+      o.churn_rate > 0
+          ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(churn_gap(rng)))
+          : TimePoint::max();
   auto next_progress = start;
   std::size_t joined = 0;
   std::string why = "timed out";
   for (;;) {
     const auto now = Clock::now();
     // The ramp: peer i joins at ramp·i/peers.
-    while (joined < o.peers && seconds(now - start) >= o.ramp_s * static_cast<double>(joined) / static_cast<double>(o.peers)) {
+    while (joined < o.peers &&
+           seconds(now - start) >= o.ramp_s * static_cast<double>(joined) / static_cast<double>(o.peers)) {
       const std::size_t w = joined % threads;
       workers[w]->add(maker(next_id++));
       ++posted[w];
@@ -466,7 +476,8 @@ nlohmann::json run_swarm(const SwarmOptions& o) {
     progress.elapsed_s = seconds(now - start);
     if (o.on_progress && now >= next_progress) {
       o.on_progress(progress);
-      next_progress = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.progress_interval_s));
+      next_progress =
+          now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.progress_interval_s));
     }
     // Done when every request was carried out and no peer runs (churn has no one left to replace).
     if (settled) {

@@ -36,17 +36,17 @@ struct SwarmOptions {
   unsigned threads = 1;
   double realtime_fraction = 1.0;  // the rest download as fast as allowed
   LossSpec loss;
-  bool loss_shared = false;        // one loss process for the whole swarm rather than one per peer
+  bool loss_shared = false;                    // one loss process for the whole swarm rather than one per peer
   std::chrono::microseconds loss_slot{10000};  // a silence of k slots moves a bursty chain k steps (0: never)
   std::chrono::microseconds delay{0}, jitter{0};
-  double ramp_s = 1.0;             // the initial peers join evenly over this long
-  double churn_rate = 0;           // peers per second that leave, each replaced by a newcomer
-  double churn_duration_s = 10;    // churn happens during this long from the start
-  bool churn_polite = true;        // leaving peers say BYE (else they vanish)
-  double timeout_s = 120;          // peers still running then have failed
+  double ramp_s = 1.0;           // the initial peers join evenly over this long
+  double churn_rate = 0;         // peers per second that leave, each replaced by a newcomer
+  double churn_duration_s = 10;  // churn happens during this long from the start
+  bool churn_polite = true;      // leaving peers say BYE (else they vanish)
+  double timeout_s = 120;        // peers still running then have failed
   std::uint16_t window = 4;
   std::uint16_t max_datagram = 1200;
-  double startup_s = 1.0;          // the model player's buffer
+  double startup_s = 1.0;  // the model player's buffer
   std::uint64_t seed = 1;
   // cpu: each peer decodes alone on the CPU; gpu: the peers' full generations are decoded together,
   // batched on the GPU (std::runtime_error before any peer starts when there is none); automatic:
@@ -56,7 +56,7 @@ struct SwarmOptions {
   // Given, the peers decode through this batcher whatever `decoder` says (another backend: the host's
   // in the tests).
   std::shared_ptr<peer::DecodeBatcher> batcher;
-  bool per_peer = true;            // include every peer's report
+  bool per_peer = true;  // include every peer's report
   double progress_interval_s = 1.0;
   std::function<void(const SwarmProgress&)> on_progress;
 };

@@ -16,7 +16,8 @@ namespace {
 proto::Address address(const std::string& text, const char* what) {
   const auto a = proto::Address::parse(text);
   if (a.family == 0)
-    throw std::invalid_argument(std::string("--") + what + " '" + text + "' is not a numeric HOST:PORT (e.g. 127.0.0.1:7700)");
+    throw std::invalid_argument(std::string("--") + what + " '" + text +
+                                "' is not a numeric HOST:PORT (e.g. 127.0.0.1:7700)");
   return a;
 }
 
@@ -39,35 +40,50 @@ ParsedSwarmOptions parse_swarm_options(int argc, const char* const* argv) {
       "(fails without a CUDA device); auto: gpu when a device is usable and there are at least " +
       std::to_string(kAutoGpuPeers) + " peers";
   po::options_description opts("Options");
-  opts.add_options()
-      ("server,s", po::value(&servers)->composing(), "HOST:PORT of a server of the stream (repeatable; see --server-mode)")
-      ("stream", po::value(&o.stream), "the stream's name")
-      ("server-mode", po::value(&server_mode)->default_value("all"), "all: every peer pulls from every server (an equal share each); spread: peer i from server i mod k alone")
-      ("metrics", po::value(&metrics)->composing(), "HOST:PORT of a server's /metrics, to report its CPU time per GB sent (repeatable)")
-      ("peers,n", po::value(&o.peers)->default_value(10), "peers at once")
-      ("threads", po::value(&threads)->default_value(threads), "worker threads running the peers (default: cores − 1)")
-      ("realtime", po::value(&o.realtime_fraction)->default_value(1.0), "fraction of peers paced at the stream's bitrate; the rest download as fast as allowed")
-      ("loss", po::value(&loss)->default_value("none"), "loss of arriving datagrams: none, bernoulli:P, burst:P:LEN (Gilbert–Elliott, mean loss P, mean burst LEN), ge:P_GB:P_BG:LOSS_GOOD:LOSS_BAD")
-      ("loss-scope", po::value(&scope)->default_value("peer"), "peer: a loss process per peer; shared: one for the whole swarm (a common bottleneck)")
-      ("loss-slot", po::value(&loss_slot_ms)->default_value(10.0), "ms: a bursty chain moves once per datagram, and k steps after k slots of silence (0: per datagram only)")
-      ("delay", po::value(&delay_ms)->default_value(0.0), "one-way delay each direction, ms")
-      ("jitter", po::value(&jitter_ms)->default_value(0.0), "each datagram's delay varies uniformly by up to ± this, ms (reorders)")
-      ("ramp", po::value(&o.ramp_s)->default_value(1.0), "seconds over which the peers join")
-      ("churn", po::value(&o.churn_rate)->default_value(0.0), "peers per second that leave mid-stream, each replaced by a newcomer")
-      ("churn-for", po::value(&o.churn_duration_s)->default_value(10.0), "seconds from the start during which churn happens")
-      ("churn-mode", po::value(&churn_mode)->default_value("bye"), "how peers leave: bye (say goodbye) or vanish (fall silent)")
-      ("timeout", po::value(&o.timeout_s)->default_value(120.0), "seconds after which peers still running have failed")
-      ("window", po::value(&window)->default_value(4), "segments each peer decodes at once (1..64)")
-      ("max-datagram", po::value(&max_datagram)->default_value(1200), "largest datagram accepted (1200..65507)")
-      ("startup", po::value(&o.startup_s)->default_value(1.0), "seconds of buffer before the model player starts (late segments are counted from there)")
-      ("seed", po::value(&o.seed)->default_value(1), "seed of the loss processes, jitter and churn")
-      ("decoder", po::value(&decoder)->default_value("auto"), decoder_help.c_str())
-      ("decode-batch", po::value(&batch)->default_value(512), "--decoder gpu: segments decoded per GPU launch, at most (1..65536)")
-      ("decode-wait", po::value(&batch_wait_ms)->default_value(2.0), "--decoder gpu: ms a decoded-to-be segment waits for others to share its launch (0..1000)")
-      ("json", po::bool_switch(&out.json), "print the report, with every peer, as JSON on standard output instead of a table")
-      ("report", po::value(&out.report_path), "also write the JSON report to this file")
-      ("progress", po::value(&progress)->default_value("auto"), "live summary on standard error: auto (on a terminal), on, off")
-      ("help,h", "show this help");
+  opts.add_options()("server,s", po::value(&servers)->composing(),
+                     "HOST:PORT of a server of the stream (repeatable; see --server-mode)")(
+      "stream", po::value(&o.stream), "the stream's name")(
+      "server-mode", po::value(&server_mode)->default_value("all"),
+      "all: every peer pulls from every server (an equal share each); spread: peer i from server i mod k alone")(
+      "metrics", po::value(&metrics)->composing(),
+      "HOST:PORT of a server's /metrics, to report its CPU time per GB sent (repeatable)")(
+      "peers,n", po::value(&o.peers)->default_value(10), "peers at once")(
+      "threads", po::value(&threads)->default_value(threads), "worker threads running the peers (default: cores − 1)")(
+      "realtime", po::value(&o.realtime_fraction)->default_value(1.0),
+      "fraction of peers paced at the stream's bitrate; the rest download as fast as allowed")(
+      "loss", po::value(&loss)->default_value("none"),
+      "loss of arriving datagrams: none, bernoulli:P, burst:P:LEN (Gilbert–Elliott, mean loss P, mean burst LEN), "
+      "ge:P_GB:P_BG:LOSS_GOOD:LOSS_BAD")(
+      "loss-scope", po::value(&scope)->default_value("peer"),
+      "peer: a loss process per peer; shared: one for the whole swarm (a common bottleneck)")(
+      "loss-slot", po::value(&loss_slot_ms)->default_value(10.0),
+      "ms: a bursty chain moves once per datagram, and k steps after k slots of silence (0: per datagram only)")(
+      "delay", po::value(&delay_ms)->default_value(0.0), "one-way delay each direction, ms")(
+      "jitter", po::value(&jitter_ms)->default_value(0.0),
+      "each datagram's delay varies uniformly by up to ± this, ms (reorders)")(
+      "ramp", po::value(&o.ramp_s)->default_value(1.0), "seconds over which the peers join")(
+      "churn", po::value(&o.churn_rate)->default_value(0.0),
+      "peers per second that leave mid-stream, each replaced by a newcomer")(
+      "churn-for", po::value(&o.churn_duration_s)->default_value(10.0),
+      "seconds from the start during which churn happens")(
+      "churn-mode", po::value(&churn_mode)->default_value("bye"),
+      "how peers leave: bye (say goodbye) or vanish (fall silent)")(
+      "timeout", po::value(&o.timeout_s)->default_value(120.0), "seconds after which peers still running have failed")(
+      "window", po::value(&window)->default_value(4), "segments each peer decodes at once (1..64)")(
+      "max-datagram", po::value(&max_datagram)->default_value(1200), "largest datagram accepted (1200..65507)")(
+      "startup", po::value(&o.startup_s)->default_value(1.0),
+      "seconds of buffer before the model player starts (late segments are counted from there)")(
+      "seed", po::value(&o.seed)->default_value(1), "seed of the loss processes, jitter and churn")(
+      "decoder", po::value(&decoder)->default_value("auto"), decoder_help.c_str())(
+      "decode-batch", po::value(&batch)->default_value(512),
+      "--decoder gpu: segments decoded per GPU launch, at most (1..65536)")(
+      "decode-wait", po::value(&batch_wait_ms)->default_value(2.0),
+      "--decoder gpu: ms a decoded-to-be segment waits for others to share its launch (0..1000)")(
+      "json", po::bool_switch(&out.json),
+      "print the report, with every peer, as JSON on standard output instead of a table")(
+      "report", po::value(&out.report_path), "also write the JSON report to this file")(
+      "progress", po::value(&progress)->default_value("auto"),
+      "live summary on standard error: auto (on a terminal), on, off")("help,h", "show this help");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
@@ -89,7 +105,8 @@ ParsedSwarmOptions parse_swarm_options(int argc, const char* const* argv) {
   if (servers.empty()) throw std::invalid_argument("give at least one --server HOST:PORT");
   for (const auto& s : servers) {
     o.servers.push_back(address(s, "server"));
-    if (o.servers.back().family != o.servers.front().family) throw std::invalid_argument("all servers must be IPv4 or all IPv6");
+    if (o.servers.back().family != o.servers.front().family)
+      throw std::invalid_argument("all servers must be IPv4 or all IPv6");
   }
   for (const auto& m : metrics) o.metrics.push_back(address(m, "metrics"));
   if (server_mode == "spread") o.spread = true;
@@ -98,7 +115,8 @@ ParsedSwarmOptions parse_swarm_options(int argc, const char* const* argv) {
   if (o.peers < 1 || o.peers > 1000000) throw std::invalid_argument("--peers must be 1..1000000");
   if (threads < 1 || threads > 1024) throw std::invalid_argument("--threads must be 1..1024");
   o.threads = threads;
-  if (!(o.realtime_fraction >= 0 && o.realtime_fraction <= 1)) throw std::invalid_argument("--realtime must be in [0, 1]");
+  if (!(o.realtime_fraction >= 0 && o.realtime_fraction <= 1))
+    throw std::invalid_argument("--realtime must be in [0, 1]");
   o.loss = parse_loss(loss);
   if (!(loss_slot_ms >= 0 && loss_slot_ms <= 10000)) throw std::invalid_argument("--loss-slot must be in 0..10000 ms");
   o.loss_slot = std::chrono::microseconds(static_cast<long long>(loss_slot_ms * 1000));
@@ -123,7 +141,8 @@ ParsedSwarmOptions parse_swarm_options(int argc, const char* const* argv) {
   o.decoder = *choice;
   if (batch < 1 || batch > 65536) throw std::invalid_argument("--decode-batch must be 1..65536");
   o.batch.max_batch = batch;
-  if (!(batch_wait_ms >= 0 && batch_wait_ms <= 1000)) throw std::invalid_argument("--decode-wait must be in 0..1000 ms");
+  if (!(batch_wait_ms >= 0 && batch_wait_ms <= 1000))
+    throw std::invalid_argument("--decode-wait must be in 0..1000 ms");
   o.batch.max_wait = std::chrono::microseconds(static_cast<long long>(batch_wait_ms * 1000));
   if (progress == "auto") out.progress = ::isatty(STDERR_FILENO) == 1;
   else if (progress == "on") out.progress = true;

@@ -13,8 +13,8 @@ struct sockaddr_storage;
 namespace ncast::proto {
 
 struct Address {
-  std::uint8_t family = 4;              // 4 or 6
-  std::array<std::uint8_t, 16> ip{};    // IPv4 uses the first 4 octets
+  std::uint8_t family = 4;            // 4 or 6
+  std::array<std::uint8_t, 16> ip{};  // IPv4 uses the first 4 octets
   std::uint16_t port = 0;
 
   std::size_t ip_size() const { return family == 4 ? 4 : 16; }

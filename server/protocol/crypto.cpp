@@ -217,11 +217,10 @@ std::optional<Suite> suite_from_wire(std::uint8_t id) {
 
 std::size_t key_size(Suite suite) { return suite == Suite::aes128_gcm ? 16 : 32; }
 
-std::string_view to_string(Suite suite) {
-  return suite == Suite::aes128_gcm ? "aes-128-gcm" : "chacha20-poly1305";
-}
+std::string_view to_string(Suite suite) { return suite == Suite::aes128_gcm ? "aes-128-gcm" : "chacha20-poly1305"; }
 
-Aead::Aead(Suite suite, std::span<const std::uint8_t> key, std::span<const std::uint8_t, kIvSize> iv, Direction direction)
+Aead::Aead(Suite suite, std::span<const std::uint8_t> key, std::span<const std::uint8_t, kIvSize> iv,
+           Direction direction)
     : suite_(suite), direction_(direction), ctx_(EVP_CIPHER_CTX_new()) {
   if (!ctx_) fail("EVP_CIPHER_CTX_new");
   if (key.size() != key_size(suite)) {

@@ -82,7 +82,8 @@ std::optional<ServerAccept> server_accept(std::span<const std::uint8_t> join_dat
   std::memcpy(buf.data() + kManifestSignedSize, hs.signature.data(), hs.signature.size());
 
   ServerAccept out;
-  out.keys = derive_session_keys(suite, *shared, hs.nonce, hs.server_nonce, join_datagram, {buf.data(), kManifestAadSize});
+  out.keys =
+      derive_session_keys(suite, *shared, hs.nonce, hs.server_nonce, join_datagram, {buf.data(), kManifestAadSize});
   write_body(w, body);
   const std::size_t body_len = w.size() - kManifestAadSize;
   w.reserve(kTagSize);
@@ -134,7 +135,8 @@ Parsed<PeerHandshake::Accepted> PeerHandshake::on_manifest(std::span<std::uint8_
   // The server signed the JOIN it made the session from: usually the last one sent, but an answer to
   // an earlier one can arrive after a later RETRY changed the token.
   const auto signed_join = std::find_if(joins_.rbegin(), joins_.rend(), [&](const std::vector<std::uint8_t>& join) {
-    return ed25519_verify(hs->identity, manifest_signed_message(join, datagram.first(kManifestSignedSize)), hs->signature);
+    return ed25519_verify(hs->identity, manifest_signed_message(join, datagram.first(kManifestSignedSize)),
+                          hs->signature);
   });
   if (signed_join == joins_.rend()) return DropReason::auth;
   auto shared = key_.agree(hs->server_public);
@@ -143,8 +145,8 @@ Parsed<PeerHandshake::Accepted> PeerHandshake::on_manifest(std::span<std::uint8_
   Accepted out;
   out.header = *header;
   out.handshake = *hs;
-  out.keys = derive_session_keys(*suite, *shared, hs->nonce, hs->server_nonce, *signed_join,
-                                 datagram.first(kManifestAadSize));
+  out.keys =
+      derive_session_keys(*suite, *shared, hs->nonce, hs->server_nonce, *signed_join, datagram.first(kManifestAadSize));
   Aead aead(*suite, out.keys.server_key, out.keys.server_iv, Aead::Direction::open);
   const std::size_t body_len = datagram.size() - kManifestAadSize - kTagSize;
   if (!aead.open(0, datagram.data(), kManifestAadSize, body_len)) return DropReason::auth;

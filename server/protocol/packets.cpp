@@ -15,8 +15,7 @@ bool known_type(std::uint8_t t) {
     case PacketType::segments:
     case PacketType::coded:
     case PacketType::ack:
-    case PacketType::bye:
-      return true;
+    case PacketType::bye: return true;
   }
   return false;
 }
@@ -67,7 +66,8 @@ Parsed<Prefix> parse_prefix(std::span<const std::uint8_t> datagram) {
 // ---- HELLO ----
 
 std::vector<std::uint8_t> encode(const Hello& hello, std::size_t pad_to) {
-  if (hello.stream.empty() || hello.stream.size() > 255) throw std::invalid_argument("stream name must be 1..255 octets");
+  if (hello.stream.empty() || hello.stream.size() > 255)
+    throw std::invalid_argument("stream name must be 1..255 octets");
   std::vector<std::uint8_t> buf(kMaxClearSize);
   Writer w(buf);
   write_prefix(w, hello.version, PacketType::hello);
@@ -93,7 +93,8 @@ Parsed<Hello> decode_hello(std::span<const std::uint8_t> d) {
 // ---- RETRY ----
 
 std::vector<std::uint8_t> encode(const Retry& retry) {
-  if (retry.token.empty() || retry.token.size() > kMaxTokenSize) throw std::invalid_argument("token must be 1..64 octets");
+  if (retry.token.empty() || retry.token.size() > kMaxTokenSize)
+    throw std::invalid_argument("token must be 1..64 octets");
   std::vector<std::uint8_t> buf(kPrefixSize + 16 + 1 + kMaxTokenSize);
   Writer w(buf);
   write_prefix(w, kVersion, PacketType::retry);
@@ -119,7 +120,8 @@ Parsed<Retry> decode_retry(std::span<const std::uint8_t> d) {
 // ---- JOIN ----
 
 std::vector<std::uint8_t> encode(const Join& join) {
-  if (join.token.empty() || join.token.size() > kMaxTokenSize) throw std::invalid_argument("token must be 1..64 octets");
+  if (join.token.empty() || join.token.size() > kMaxTokenSize)
+    throw std::invalid_argument("token must be 1..64 octets");
   if (join.suites.empty() || join.suites.size() > kMaxSuites) throw std::invalid_argument("1..8 cipher suites");
   std::vector<std::uint8_t> buf(kMaxClearSize);
   Writer w(buf);
@@ -302,9 +304,9 @@ Parsed<ManifestBody> decode_manifest_body(std::span<const std::uint8_t> body) {
   if (!r.ok()) return DropReason::truncated;
   if (!r.done() || b.n == 0 || b.n > kMaxSymbols || b.symbol_size == 0 || b.symbol_size > kMaxSymbolSize ||
       (b.stream_flags & ~(stream_flags::final | stream_flags::live)) != 0 || b.window == 0 || b.window > kMaxWindow ||
-      b.share == 0 || b.share > kFullShare || (b.session_flags & ~(join_flags::systematic | join_flags::download)) != 0 ||
-      b.max_datagram < kMinDatagram || b.max_datagram > kMaxDatagram || b.idle_timeout_ms == 0 ||
-      coded_packet_size(0, b.symbol_size) > b.max_datagram)
+      b.share == 0 || b.share > kFullShare ||
+      (b.session_flags & ~(join_flags::systematic | join_flags::download)) != 0 || b.max_datagram < kMinDatagram ||
+      b.max_datagram > kMaxDatagram || b.idle_timeout_ms == 0 || coded_packet_size(0, b.symbol_size) > b.max_datagram)
     return DropReason::malformed;
   return b;
 }
@@ -382,8 +384,7 @@ Parsed<CodedView> decode_coded_body(std::span<const std::uint8_t> body, std::siz
     case WireKind::systematic:
       if (v.header.index >= n_s || v.header.density != kDenseWire) return DropReason::malformed;
       break;
-    case WireKind::seeded:
-      break;
+    case WireKind::seeded: break;
     case WireKind::explicit_coded:
     case WireKind::recoded:
       if (v.header.index != 0 || v.header.density != kDenseWire) return DropReason::malformed;
@@ -426,7 +427,8 @@ Parsed<AckBody> decode_ack_body(std::span<const std::uint8_t> body) {
   b.flags = r.u8();
   const std::size_t count = r.u8();
   if (!r.ok()) return DropReason::truncated;
-  if (count > kMaxAckEntries || (b.flags & ~(ack_flags::complete | ack_flags::final_seen)) != 0 || r.remaining() != count * 8)
+  if (count > kMaxAckEntries || (b.flags & ~(ack_flags::complete | ack_flags::final_seen)) != 0 ||
+      r.remaining() != count * 8)
     return DropReason::malformed;
   b.entries.resize(count);
   std::uint64_t previous = 0;

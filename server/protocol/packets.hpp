@@ -123,7 +123,13 @@ struct Join {
 std::vector<std::uint8_t> encode(const Join& join);
 Parsed<Join> decode_join(std::span<const std::uint8_t> datagram);
 
-enum class RejectReason : std::uint8_t { unsupported_version = 1, unknown_stream = 2, busy = 3, bad_request = 4, no_suite = 5 };
+enum class RejectReason : std::uint8_t {
+  unsupported_version = 1,
+  unknown_stream = 2,
+  busy = 3,
+  bad_request = 4,
+  no_suite = 5
+};
 
 struct Reject {
   std::uint8_t version = kVersion;  // in the prefix: the highest version the server speaks
@@ -160,7 +166,8 @@ std::size_t seal_packet(std::span<std::uint8_t> out, const Header& header, Aead&
   return w.size();
 }
 // Decrypts a protected packet (not MANIFEST) in place; its body, or nullopt when the tag fails.
-std::optional<std::span<const std::uint8_t>> open_packet(std::span<std::uint8_t> datagram, const Header& header, Aead& aead);
+std::optional<std::span<const std::uint8_t>> open_packet(std::span<std::uint8_t> datagram, const Header& header,
+                                                         Aead& aead);
 
 namespace stream_flags {
 inline constexpr std::uint8_t final = 1;

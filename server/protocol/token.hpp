@@ -24,7 +24,8 @@ class TokenMinter {
   // now_s: seconds on any clock that only moves forward (the same one for verify).
   Token mint(const Address& address, const Nonce& nonce, std::uint32_t now_s) const;
   // Whether token was minted by this key for this address, port and nonce at most lifetime seconds ago.
-  bool verify(std::span<const std::uint8_t> token, const Address& address, const Nonce& nonce, std::uint32_t now_s) const;
+  bool verify(std::span<const std::uint8_t> token, const Address& address, const Nonce& nonce,
+              std::uint32_t now_s) const;
 
   std::uint32_t lifetime_s() const { return lifetime_s_; }
 

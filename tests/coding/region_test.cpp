@@ -82,8 +82,8 @@ TEST_P(RegionKernelTest, MulInPlace) {
 }
 
 // Checks dot_multi (and dot when m == 1) for k sources and m outputs over len bytes.
-void check_dot(const RegionKernels& kern, std::size_t k, std::size_t m, std::size_t len, bool accumulate,
-               bool single, std::mt19937_64& rng) {
+void check_dot(const RegionKernels& kern, std::size_t k, std::size_t m, std::size_t len, bool accumulate, bool single,
+               std::mt19937_64& rng) {
   std::vector<Region> srcs, dsts;
   for (std::size_t j = 0; j < k; ++j) srcs.emplace_back(len, (j * 11) % 64, rng);
   for (std::size_t i = 0; i < m; ++i) dsts.emplace_back(len, (i * 5 + 3) % 64, rng);
@@ -145,13 +145,12 @@ TEST_P(RegionKernelTest, DotWithNoSourcesClearsOrKeeps) {
 
 std::vector<Level> levels() { return {supported_levels().begin(), supported_levels().end()}; }
 
-INSTANTIATE_TEST_SUITE_P(Levels, RegionKernelTest, ::testing::ValuesIn(levels()),
-                         [](const auto& info) {
-                           std::string n(to_string(info.param));
-                           for (auto& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Levels, RegionKernelTest, ::testing::ValuesIn(levels()), [](const auto& info) {
+  std::string n(to_string(info.param));
+  for (auto& ch : n)
+    if (ch == '-') ch = '_';
+  return n;
+});
 
 TEST(SimdLevel, NamesRoundTrip) {
   for (Level l : {Level::scalar, Level::avx2, Level::avx512_gfni}) EXPECT_EQ(parse_level(to_string(l)), l);

@@ -267,7 +267,8 @@ struct ServerProc {
 };
 
 inline ServerProc start_server(const TempDir& dir, const std::string& tag, std::vector<std::string> args,
-                               const std::string& listen = "127.0.0.1:0", const std::string& binary = NCAST_SERVER_BIN) {
+                               const std::string& listen = "127.0.0.1:0",
+                               const std::string& binary = NCAST_SERVER_BIN) {
   std::vector<std::string> argv{binary, "--listen", listen, "--metrics", "127.0.0.1:0"};
   argv.insert(argv.end(), args.begin(), args.end());
   ServerProc s;

@@ -19,8 +19,8 @@ TEST(PeerDecoder, GpuWithoutADeviceFailsClearlyAndAutoUsesTheCpu) {
   write_file(dir / "m", media);
   auto server = start_server(dir, "server", {"--file", (dir / "m").string(), "--stats-interval", "0"});
   NoCudaDevice hidden;
-  auto gpu = start_peer(dir, "gpu", {"-s", addr(server.port), "--stream", "m", "-o", (dir / "gpu.out").string(),
-                                     "--decoder", "gpu"});
+  auto gpu = start_peer(
+      dir, "gpu", {"-s", addr(server.port), "--stream", "m", "-o", (dir / "gpu.out").string(), "--decoder", "gpu"});
   const auto code = gpu->wait(10s);
   ASSERT_TRUE(code) << "--decoder gpu without a device must not run";
   EXPECT_EQ(*code, 1);
@@ -29,8 +29,8 @@ TEST(PeerDecoder, GpuWithoutADeviceFailsClearlyAndAutoUsesTheCpu) {
   EXPECT_NE(gpu->err().find("CUDA"), std::string::npos) << gpu->err();
   EXPECT_FALSE(std::filesystem::exists(dir / "gpu.out")) << "nothing is created before the decoder is known";
 
-  auto automatic = start_peer(dir, "auto", {"-s", addr(server.port), "--stream", "m", "-o", (dir / "auto.out").string(),
-                                            "--decoder", "auto"});
+  auto automatic = start_peer(
+      dir, "auto", {"-s", addr(server.port), "--stream", "m", "-o", (dir / "auto.out").string(), "--decoder", "auto"});
   const auto r = finish(*automatic);
   EXPECT_EQ(r.code, 0) << r.report.dump();
   EXPECT_EQ(read_bytes(dir / "auto.out"), media);
@@ -47,14 +47,17 @@ TEST(RelayMemory, ARelayOverALongStreamKeepsItsBudgetAndFeedsItsPeer) {
   // pulls at 8 Mbit/s, so its downstream peer keeps up with it, well within what it keeps.
   const auto media = random_bytes(64 * 32 * 1024 - 5000, 32);
   write_file(dir / "long", media);
-  auto server = start_server(dir, "server", {"--file", (dir / "long").string(), "--symbols", "32", "--symbol-size", "1024",
-                                             "--stats-interval", "0"});
-  auto relay = start_peer(dir, "relay", {"-s", addr(server.port), "--stream", "long", "-o", (dir / "relay.out").string(),
-                                         "--relay", "127.0.0.1:0", "--relay-memory-mb", "1", "--max-rate", "8M"});
+  auto server = start_server(
+      dir, "server",
+      {"--file", (dir / "long").string(), "--symbols", "32", "--symbol-size", "1024", "--stats-interval", "0"});
+  auto relay = start_peer(dir, "relay",
+                          {"-s", addr(server.port), "--stream", "long", "-o", (dir / "relay.out").string(), "--relay",
+                           "127.0.0.1:0", "--relay-memory-mb", "1", "--max-rate", "8M"});
   const auto ev = relay->wait_event("relay", 10s, true);
   ASSERT_TRUE(ev) << relay->err();
-  auto sink = start_peer(dir, "sink", {"-s", addr((*ev)["port"].get<std::uint16_t>()), "--stream", "long", "-o",
-                                       (dir / "sink.out").string(), "--loss", "0.05"});
+  auto sink = start_peer(dir, "sink",
+                         {"-s", addr((*ev)["port"].get<std::uint16_t>()), "--stream", "long", "-o",
+                          (dir / "sink.out").string(), "--loss", "0.05"});
   const auto rs = finish(*sink);
   EXPECT_EQ(rs.code, 0) << rs.report.dump() << "\nrelay: " << relay->err();
   EXPECT_EQ(read_bytes(dir / "sink.out"), media);

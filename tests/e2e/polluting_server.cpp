@@ -35,7 +35,9 @@ class PollutingSource final : public SymbolSource {
   const StreamInfo& info() const override { return inner_.info(); }
   std::uint32_t segment_count() const override { return inner_.segment_count(); }
   bool final() const override { return inner_.final(); }
-  const proto::SegmentDescriptor& descriptor(std::uint32_t segment) const override { return inner_.descriptor(segment); }
+  const proto::SegmentDescriptor& descriptor(std::uint32_t segment) const override {
+    return inner_.descriptor(segment);
+  }
   std::size_t rank(std::uint32_t segment) const override { return inner_.rank(segment); }
   bool can_send_systematic() const override { return inner_.can_send_systematic(); }
   bool write_systematic(std::uint32_t segment, std::uint32_t i, proto::Writer& w) override {

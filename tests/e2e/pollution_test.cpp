@@ -14,8 +14,8 @@ namespace {
 std::string addr(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
 
 std::vector<std::string> stream_args(const TempDir& dir, const std::string& server_id) {
-  return {"--file", (dir / "movie").string(), "--symbols", "32", "--symbol-size", "1024", "--server-id", server_id,
-          "--stats-interval", "0"};
+  return {"--file",  (dir / "movie").string(), "--symbols", "32", "--symbol-size", "1024", "--server-id",
+          server_id, "--stats-interval",       "0"};
 }
 
 TEST(Pollution, ALyingServerIsCaughtAndTheStreamArrivesIntact) {
@@ -28,8 +28,8 @@ TEST(Pollution, ALyingServerIsCaughtAndTheStreamArrivesIntact) {
   auto liar = start_server(dir, "liar", args, "127.0.0.1:0", NCAST_POLLUTER_BIN);
 
   // The liar is joined first, so that it also sends the source symbols.
-  auto peer = start_peer(dir, "peer", {"-s", addr(liar.port), "-s", addr(honest.port), "--stream", "movie", "-o",
-                                       (dir / "out").string()});
+  auto peer = start_peer(
+      dir, "peer", {"-s", addr(liar.port), "-s", addr(honest.port), "--stream", "movie", "-o", (dir / "out").string()});
   const auto r = finish(*peer);
   EXPECT_EQ(r.code, 0) << r.report.dump();
   EXPECT_EQ(read_bytes(dir / "out"), media);

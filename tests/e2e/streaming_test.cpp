@@ -2,8 +2,8 @@
 // two servers for one peer, a relay, hostile packets, a spoofed HELLO flood, a vanishing peer, a server
 // restart, a live pipe, and clean shutdown. Ports are chosen by the kernel (or found free); every wait
 // is bounded and every process is killed if a test fails.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include "server/protocol/handshake.hpp"
@@ -20,12 +20,14 @@ TEST(Streaming, TwentyPeersWithTwentyPercentLossDecodeEverySegment) {
   const auto media = random_bytes(1'500'000, 1);
   write_file(dir / "movie.bin", media);
   // Per-session pacing (1 µs) here, the default 1 ms grid elsewhere: both schedulers run end to end.
-  auto server = start_server(dir, "server", {"--file", (dir / "movie.bin").string(), "--pacing-tick-us", "1", "--stats-interval", "0"});
+  auto server = start_server(
+      dir, "server", {"--file", (dir / "movie.bin").string(), "--pacing-tick-us", "1", "--stats-interval", "0"});
   std::vector<std::unique_ptr<Process>> peers;
   for (int i = 0; i < 20; ++i)
-    peers.push_back(start_peer(dir, "peer" + std::to_string(i),
-                               {"-s", addr(server.port), "--stream", "movie.bin", "-o", (dir / ("out" + std::to_string(i))).string(),
-                                "--loss", "0.2", "--seed", std::to_string(100 + i), "--max-rate", "40M"}));
+    peers.push_back(start_peer(
+        dir, "peer" + std::to_string(i),
+        {"-s", addr(server.port), "--stream", "movie.bin", "-o", (dir / ("out" + std::to_string(i))).string(), "--loss",
+         "0.2", "--seed", std::to_string(100 + i), "--max-rate", "40M"}));
   for (int i = 0; i < 20; ++i) {
     const auto r = finish(*peers[i]);
     EXPECT_EQ(r.code, 0) << r.report.dump();
@@ -55,15 +57,18 @@ TEST(Streaming, TwoServersServeOnePeerAndRepeatedServerIdsAreRefused) {
   // (a RETRY or MANIFEST lost to the simulated loss costs 250 ms or more; a loaded machine, a sanitized
   // build) still supplies a good part instead of finding the segments done: a decoded segment stops
   // every server at once.
-  auto both = start_peer(dir, "both", {"-s", addr(a.port), "-s", addr(b.port), "--stream", "clip", "-o",
-                                       (dir / "out").string(), "--loss", "0.1", "--max-rate", "2M"});
-  auto clash = start_peer(dir, "clash", {"-s", addr(a.port), "-s", addr(c.port), "--stream", "clip", "-o",
-                                         (dir / "out2").string(), "--max-rate", "20M"});
+  auto both = start_peer(dir, "both",
+                         {"-s", addr(a.port), "-s", addr(b.port), "--stream", "clip", "-o", (dir / "out").string(),
+                          "--loss", "0.1", "--max-rate", "2M"});
+  auto clash = start_peer(
+      dir, "clash",
+      {"-s", addr(a.port), "-s", addr(c.port), "--stream", "clip", "-o", (dir / "out2").string(), "--max-rate", "20M"});
   const auto r = finish(*both);
   EXPECT_EQ(r.code, 0) << r.report.dump();
   EXPECT_EQ(read_bytes(dir / "out"), media);
   ASSERT_EQ(r.report["servers"].size(), 2u);
-  for (const auto& s : r.report["servers"]) EXPECT_GT(s["coded"].get<int>(), 100) << "both servers contribute: " << r.report.dump();
+  for (const auto& s : r.report["servers"])
+    EXPECT_GT(s["coded"].get<int>(), 100) << "both servers contribute: " << r.report.dump();
   EXPECT_LE(r.report["overhead"].get<double>(), 1.05) << r.report.dump();
   // The second server of the other peer has the first one's id: its symbols would repeat, so it is dropped.
   const auto r2 = finish(*clash);
@@ -78,12 +83,14 @@ TEST(Streaming, ARelayFeedsAnotherPeerWithRecodedSymbols) {
   write_file(dir / "show", media);
   auto server = start_server(dir, "server", {"--file", (dir / "show").string(), "--stats-interval", "0"});
   // The relay pulls slowly, so the downstream peer is served while the relay is still receiving.
-  auto relay = start_peer(dir, "relay", {"-s", addr(server.port), "--stream", "show", "-o", (dir / "relay.out").string(),
-                                         "--relay", "127.0.0.1:0", "--max-rate", "8M", "--loss", "0.1"});
+  auto relay = start_peer(dir, "relay",
+                          {"-s", addr(server.port), "--stream", "show", "-o", (dir / "relay.out").string(), "--relay",
+                           "127.0.0.1:0", "--max-rate", "8M", "--loss", "0.1"});
   const auto ev = relay->wait_event("relay", 10s, true);
   ASSERT_TRUE(ev) << relay->err();
-  auto sink = start_peer(dir, "sink", {"-s", addr((*ev)["port"].get<std::uint16_t>()), "--stream", "show", "-o",
-                                       (dir / "sink.out").string(), "--loss", "0.1", "--max-rate", "20M"});
+  auto sink = start_peer(dir, "sink",
+                         {"-s", addr((*ev)["port"].get<std::uint16_t>()), "--stream", "show", "-o",
+                          (dir / "sink.out").string(), "--loss", "0.1", "--max-rate", "20M"});
   const auto rs = finish(*sink);
   EXPECT_EQ(rs.code, 0) << rs.report.dump() << "\nrelay: " << relay->err();
   EXPECT_EQ(read_bytes(dir / "sink.out"), media);
@@ -161,14 +168,19 @@ TEST(Streaming, BadPacketsAreDroppedAndCountedAndNothingBreaks) {
   sock.send(server.port, ack0);  // replayed
   auto forged = ack_packet(1);
   forged[25] ^= 0x20;
-  sock.send(server.port, forged);  // forged tag
+  sock.send(server.port, forged);          // forged tag
   other.send(server.port, ack_packet(2));  // right session, wrong address
 
   const auto m = scrape_until(
-      server.metrics, [](const auto& x) { return x.count("ncast_dropped_packets_total{reason=\"wrong_address\"}") &&
-                                                 x.at("ncast_dropped_packets_total{reason=\"wrong_address\"}") >= 1; },
+      server.metrics,
+      [](const auto& x) {
+        return x.count("ncast_dropped_packets_total{reason=\"wrong_address\"}") &&
+               x.at("ncast_dropped_packets_total{reason=\"wrong_address\"}") >= 1;
+      },
       3s);
-  auto drops = [&](const char* reason) { return m.at(std::string("ncast_dropped_packets_total{reason=\"") + reason + "\"}"); };
+  auto drops = [&](const char* reason) {
+    return m.at(std::string("ncast_dropped_packets_total{reason=\"") + reason + "\"}");
+  };
   EXPECT_EQ(drops("truncated"), 2);
   EXPECT_EQ(drops("oversized"), 1);
   EXPECT_EQ(drops("bad_magic"), 1);
@@ -230,13 +242,16 @@ TEST(Streaming, SpoofedHelloFloodGetsAtMostThreeTimesItsBytesBack) {
 TEST(Streaming, AVanishedPeerFreesItsSession) {
   TempDir dir;
   write_file(dir / "long", random_bytes(2'000'000, 6));
-  auto server = start_server(dir, "server", {"--file", (dir / "long").string(), "--idle-timeout", "1", "--stats-interval", "0"});
+  auto server =
+      start_server(dir, "server", {"--file", (dir / "long").string(), "--idle-timeout", "1", "--stats-interval", "0"});
   auto peer = start_peer(dir, "peer", {"-s", addr(server.port), "--stream", "long", "--max-rate", "2M"});
-  auto m = scrape_until(server.metrics, [](const auto& x) { return x.at("ncast_sent_packets_total{type=\"coded\"}") > 20; }, 10s);
+  auto m = scrape_until(
+      server.metrics, [](const auto& x) { return x.at("ncast_sent_packets_total{type=\"coded\"}") > 20; }, 10s);
   EXPECT_EQ(m.at("ncast_sessions"), 1);
   peer->signal(SIGKILL);  // gone without a BYE
   ASSERT_TRUE(peer->wait(2s));
-  m = scrape_until(server.metrics, [](const auto& x) { return x.at("ncast_sessions") == 0; }, 4s);
+  m = scrape_until(
+      server.metrics, [](const auto& x) { return x.at("ncast_sessions") == 0; }, 4s);
   EXPECT_EQ(m.at("ncast_sessions"), 0);
   EXPECT_EQ(m.at("ncast_sessions_closed_total{reason=\"idle\"}"), 1);
 }
@@ -246,11 +261,14 @@ TEST(Streaming, ServerRestartMidStream) {
   const auto media = random_bytes(1'500'000, 7);
   write_file(dir / "film", media);
   const std::string listen = addr(free_udp_port());
-  const std::vector<std::string> args{"--file", (dir / "film").string(), "--session-rate", "6M", "--stats-interval", "0"};
+  const std::vector<std::string> args{"--file", (dir / "film").string(), "--session-rate",
+                                      "6M",     "--stats-interval",      "0"};
   auto first = start_server(dir, "first", args, listen);
-  auto peer = start_peer(dir, "peer", {"-s", listen, "--stream", "film", "-o", (dir / "out").string(), "--stall-timeout",
-                                       "0.3", "--loss", "0.05"});
-  scrape_until(first.metrics, [](const auto& x) { return x.at("ncast_segments_completed_total") >= 3; }, 10s);
+  auto peer = start_peer(
+      dir, "peer",
+      {"-s", listen, "--stream", "film", "-o", (dir / "out").string(), "--stall-timeout", "0.3", "--loss", "0.05"});
+  scrape_until(
+      first.metrics, [](const auto& x) { return x.at("ncast_segments_completed_total") >= 3; }, 10s);
   first.process->signal(SIGKILL);  // a crash: no BYE
   ASSERT_TRUE(first.process->wait(2s));
   auto second = start_server(dir, "second", args, listen);
@@ -265,7 +283,8 @@ TEST(Streaming, LiveStreamFromAPipe) {
   TempDir dir;
   const auto fifo = dir / "cam.fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  auto server = start_server(dir, "server", {"--live", "cam=" + fifo.string(), "--live-flush-ms", "100", "--stats-interval", "0.2"});
+  auto server = start_server(dir, "server",
+                             {"--live", "cam=" + fifo.string(), "--live-flush-ms", "100", "--stats-interval", "0.2"});
   const auto media = random_bytes(700'000, 8);
   auto peer = start_peer(dir, "peer", {"-s", addr(server.port), "--stream", "cam", "-o", (dir / "out").string()});
   {

@@ -13,7 +13,7 @@
 namespace ncast::e2e {
 namespace {
 
-constexpr std::size_t kN = 32, kL = 1024;  // small segments: several per stream, quick to run
+constexpr std::size_t kN = 32, kL = 1024;                // small segments: several per stream, quick to run
 constexpr std::size_t kMediaBytes = 5 * kN * kL + 3000;  // five full segments and a short one
 
 struct Swarm {
@@ -31,9 +31,22 @@ class SwarmTest : public ::testing::Test {
   }
 
   Swarm run(const std::string& tag, std::vector<std::string> args) {
-    std::vector<std::string> argv{NCAST_SWARM_BIN, "-s", "127.0.0.1:" + std::to_string(server_.port), "--stream", "media",
-                                  "--metrics", "127.0.0.1:" + std::to_string(server_.metrics), "--json", "--threads", "2",
-                                  "--timeout", "40", "--ramp", "0.2", "--startup", "1"};
+    std::vector<std::string> argv{NCAST_SWARM_BIN,
+                                  "-s",
+                                  "127.0.0.1:" + std::to_string(server_.port),
+                                  "--stream",
+                                  "media",
+                                  "--metrics",
+                                  "127.0.0.1:" + std::to_string(server_.metrics),
+                                  "--json",
+                                  "--threads",
+                                  "2",
+                                  "--timeout",
+                                  "40",
+                                  "--ramp",
+                                  "0.2",
+                                  "--startup",
+                                  "1"};
     argv.insert(argv.end(), args.begin(), args.end());
     Process p(argv, dir_ / (tag + ".stdout"), dir_ / (tag + ".stderr"));
     Swarm s;
@@ -144,8 +157,8 @@ TEST_F(SwarmTest, BernoulliLossIsMadeUpFor) {
 
 TEST_F(SwarmTest, BurstLossSharedOrPerPeerWithDelayAndJitter) {
   for (const std::string scope : {"peer", "shared"}) {
-    const auto s = run("burst-" + scope, {"-n", "10", "--realtime", "0.5", "--loss", "burst:0.1:4", "--loss-scope", scope,
-                                          "--delay", "5", "--jitter", "3", "--seed", "5"});
+    const auto s = run("burst-" + scope, {"-n", "10", "--realtime", "0.5", "--loss", "burst:0.1:4", "--loss-scope",
+                                          scope, "--delay", "5", "--jitter", "3", "--seed", "5"});
     ASSERT_EQ(s.code, 0) << scope << ": " << s.report.dump();
     const Json& r = s.report;
     EXPECT_EQ(r["complete"].get<int>(), 10) << scope;
@@ -159,8 +172,8 @@ TEST_F(SwarmTest, BurstLossSharedOrPerPeerWithDelayAndJitter) {
 
 TEST_F(SwarmTest, ChurnReplacesLeavingPeers) {
   // Each peer takes about a second at 4 Mbit/s; six leave in the first two seconds, each replaced.
-  const auto s = run("churn", {"-n", "8", "--realtime", "1", "--churn", "3", "--churn-for", "2", "--churn-mode", "vanish",
-                               "--seed", "8"});
+  const auto s = run("churn", {"-n", "8", "--realtime", "1", "--churn", "3", "--churn-for", "2", "--churn-mode",
+                               "vanish", "--seed", "8"});
   ASSERT_EQ(s.code, 0) << s.report.dump();
   const Json& r = s.report;
   const int left = r["left"].get<int>();
@@ -175,9 +188,10 @@ TEST_F(SwarmTest, ChurnReplacesLeavingPeers) {
 }
 
 TEST_F(SwarmTest, BadUsageIsRefused) {
-  for (const auto& args : std::vector<std::vector<std::string>>{{"--loss", "bernoulli:2"}, {"--loss-scope", "all"},
-                                                                {"-n", "0"}, {"--churn-mode", "maybe"}}) {
-    std::vector<std::string> argv{NCAST_SWARM_BIN, "-s", "127.0.0.1:" + std::to_string(server_.port), "--stream", "media"};
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--loss", "bernoulli:2"}, {"--loss-scope", "all"}, {"-n", "0"}, {"--churn-mode", "maybe"}}) {
+    std::vector<std::string> argv{NCAST_SWARM_BIN, "-s", "127.0.0.1:" + std::to_string(server_.port), "--stream",
+                                  "media"};
     argv.insert(argv.end(), args.begin(), args.end());
     Process p(argv, dir_ / "bad.stdout", dir_ / "bad.stderr");
     EXPECT_EQ(p.wait(10s), 2) << args[0];
@@ -251,11 +265,12 @@ TEST_F(SwarmTest, BatchedDecodingCompletesEveryPeer) {
 // the plot data, the summary naming the largest passing count.
 TEST(ServeBench, SmallSearchRecordsAndPlots) {
   TempDir dir;
-  Process p({NCAST_BENCH_BIN, "serve", "--start", "3", "--max", "6", "--media-seconds", "2", "--budget", "40",
-             "--anchor-seconds", "0.2", "--json", "--server-bin", NCAST_SERVER_BIN, "--plot", (dir / "serve.png").string(),
-             // What is checked is the records, not this host's speed: a trial fails only if a peer does.
-             "--late-limit", "0.99"},
-            dir / "bench.stdout", dir / "bench.stderr");
+  Process p(
+      {NCAST_BENCH_BIN, "serve", "--start", "3", "--max", "6", "--media-seconds", "2", "--budget", "40",
+       "--anchor-seconds", "0.2", "--json", "--server-bin", NCAST_SERVER_BIN, "--plot", (dir / "serve.png").string(),
+       // What is checked is the records, not this host's speed: a trial fails only if a peer does.
+       "--late-limit", "0.99"},
+      dir / "bench.stdout", dir / "bench.stderr");
   ASSERT_EQ(p.wait(90s), 0) << p.err();
   std::vector<Json> trials;
   Json summary;

@@ -13,14 +13,16 @@ TEST(Streaming, AFourThreadServerServesTwentyFourPeersByteExactly) {
   constexpr std::size_t kBytes = 700'000;  // six segments of 128 KiB (n = 128, L = 1024)
   const auto media = random_bytes(kBytes, 41);
   write_file(dir / "show", media);
-  auto server = start_server(dir, "server", {"--file", (dir / "show").string(), "--threads", "4", "--bitrate", "8M",
-                                             "--pacing-tick-us", "1000", "--stats-interval", "0"});
+  auto server = start_server(dir, "server",
+                             {"--file", (dir / "show").string(), "--threads", "4", "--bitrate", "8M",
+                              "--pacing-tick-us", "1000", "--stats-interval", "0"});
   EXPECT_EQ(server.listening["threads"], 4);
   constexpr int kPeers = 24;
   std::vector<std::unique_ptr<Process>> peers;
   for (int i = 0; i < kPeers; ++i) {
-    std::vector<std::string> args{"-s", "127.0.0.1:" + std::to_string(server.port), "--stream", "show", "-o",
-                                  (dir / ("out" + std::to_string(i))).string(), "--seed", std::to_string(300 + i)};
+    std::vector<std::string> args{
+        "-s", "127.0.0.1:" + std::to_string(server.port),   "--stream", "show",
+        "-o", (dir / ("out" + std::to_string(i))).string(), "--seed",   std::to_string(300 + i)};
     // Even peers play at the bitrate (paced sessions), odd ones download; every third loses 10 %.
     if (i % 2 == 0) args.push_back("--paced");
     else args.insert(args.end(), {"--max-rate", "20M"});
@@ -45,7 +47,8 @@ TEST(Streaming, AFourThreadServerServesTwentyFourPeersByteExactly) {
   EXPECT_EQ(m.at("ncast_sessions_created_total"), kPeers);
   EXPECT_EQ(m.at("ncast_segments_completed_total"), static_cast<double>(kPeers * segments));
   // What is due at one pacing tick leaves in one sendmmsg: several packets per call on average.
-  const double queued = m.at("ncast_sent_packets_total{type=\"coded\"}") + m.at("ncast_sent_packets_total{type=\"segments\"}");
+  const double queued =
+      m.at("ncast_sent_packets_total{type=\"coded\"}") + m.at("ncast_sent_packets_total{type=\"segments\"}");
   EXPECT_GE(queued, 2 * m.at("ncast_sendmmsg_calls_total"));
 }
 

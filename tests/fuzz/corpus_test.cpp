@@ -48,7 +48,8 @@ TEST_P(FuzzCorpus, EveryEntryPasses) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, FuzzCorpus, ::testing::Values("packets", "rlnc_decoder", "peer_receiver", "rs_manifest", "rs_shards"),
+INSTANTIATE_TEST_SUITE_P(Targets, FuzzCorpus,
+                         ::testing::Values("packets", "rlnc_decoder", "peer_receiver", "rs_manifest", "rs_shards"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

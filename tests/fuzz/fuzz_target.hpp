@@ -65,22 +65,23 @@ class Input {
 
 }  // namespace ncast::fuzz
 
-#define FUZZ_CHECK(cond) \
-  do { \
+#define FUZZ_CHECK(cond)                                                 \
+  do {                                                                   \
     if (!(cond)) ::ncast::fuzz::check_failed(#cond, __FILE__, __LINE__); \
   } while (0)
 
 #ifdef NCAST_LIBFUZZER
-#define NCAST_FUZZ_ENTRY(name) \
+#define NCAST_FUZZ_ENTRY(name)                                                        \
   extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) { \
-    return ncast_fuzz_##name(data, size); \
+    return ncast_fuzz_##name(data, size);                                             \
   }
 #else
-#define NCAST_FUZZ_ENTRY(name) \
-  [[maybe_unused]] static const bool ncast_fuzz_registered_##name = ::ncast::fuzz::register_target(#name, &ncast_fuzz_##name);
+#define NCAST_FUZZ_ENTRY(name)                                      \
+  [[maybe_unused]] static const bool ncast_fuzz_registered_##name = \
+      ::ncast::fuzz::register_target(#name, &ncast_fuzz_##name);
 #endif
 
-#define NCAST_FUZZ_TARGET(name) \
+#define NCAST_FUZZ_TARGET(name)                                             \
   static int ncast_fuzz_##name(const std::uint8_t* data, std::size_t size); \
-  NCAST_FUZZ_ENTRY(name) \
+  NCAST_FUZZ_ENTRY(name)                                                    \
   static int ncast_fuzz_##name(const std::uint8_t* data, std::size_t size)

@@ -30,7 +30,8 @@ inline const GfTable& gf() {
 #if defined(__clang__)
 __attribute__((no_sanitize("address", "undefined", "coverage")))
 #endif
-inline void axpy(std::uint8_t* dst, const std::uint8_t* src, std::uint8_t c, std::size_t len) {
+inline void
+axpy(std::uint8_t* dst, const std::uint8_t* src, std::uint8_t c, std::size_t len) {
   const std::uint8_t* row = gf().mul[c];
   for (std::size_t i = 0; i < len; ++i) dst[i] ^= row[src[i]];
 }

@@ -77,7 +77,8 @@ NCAST_FUZZ_TARGET(peer_receiver) {
     const std::size_t n_s = blocks[seg].size() / len;
     const int kind = op / 4 % 4;
     const std::uint32_t index = kind == 0 ? in.u8() % n_s : kind == 1 ? in.u32() : 0;
-    const std::uint16_t density = kind == 1 && in.flag() ? static_cast<std::uint16_t>(in.u16() | 0x100) : proto::kDenseWire;
+    const std::uint16_t density =
+        kind == 1 && in.flag() ? static_cast<std::uint16_t>(in.u16() | 0x100) : proto::kDenseWire;
     Bytes coefs(n_s, 0);
     if (kind == 0) {
       coefs[index] = 1;

@@ -115,7 +115,9 @@ class Run {
       const Bytes* row = reference_.decoded(i);
       FUZZ_CHECK(row != nullptr);
       const std::size_t lo = i * len_, hi = std::min(lo + len_, data.size());
-      if (lo < hi) FUZZ_CHECK(std::equal(data.begin() + static_cast<long>(lo), data.begin() + static_cast<long>(hi), row->begin() + static_cast<long>(n_)));
+      if (lo < hi)
+        FUZZ_CHECK(std::equal(data.begin() + static_cast<long>(lo), data.begin() + static_cast<long>(hi),
+                              row->begin() + static_cast<long>(n_)));
     }
     if (honest_) FUZZ_CHECK(std::equal(data.begin(), data.end(), source_.begin()));
   }
@@ -139,9 +141,7 @@ class Run {
         honest = false;
         p[in.u16() % len_] ^= static_cast<std::uint8_t>(1 + in.u8() % 255);
         break;
-      case 2:
-        p.resize(in.u16() % (2 * len_ + 2));
-        break;
+      case 2: p.resize(in.u16() % (2 * len_ + 2)); break;
     }
     return p;
   }
@@ -314,7 +314,7 @@ class Run {
   Decoder decoder_;
   Reference reference_;
   std::vector<std::pair<Bytes, Bytes>> history_;  // accepted innovative symbols
-  bool honest_ = true;  // every innovative symbol since the last reset told the truth
+  bool honest_ = true;                            // every innovative symbol since the last reset told the truth
 };
 
 }  // namespace
@@ -330,7 +330,8 @@ NCAST_FUZZ_TARGET(rlnc_decoder) {
   const std::size_t batch = flags & 8 ? in.u16() : 1 + in.u8() % 64;
   const std::uint64_t seed = in.u64();
 
-  const bool layout_ok = n >= 1 && n <= kMaxSymbols && len >= 1 && len <= kMaxSymbolSize && bytes >= 1 && bytes <= n * len;
+  const bool layout_ok =
+      n >= 1 && n <= kMaxSymbols && len >= 1 && len <= kMaxSymbolSize && bytes >= 1 && bytes <= n * len;
   std::optional<GenerationLayout> layout;
   const bool refused = throws_one_of([&] { layout.emplace(n, len, bytes); }, {Errc::bad_layout});
   FUZZ_CHECK(refused != layout_ok);

@@ -18,8 +18,8 @@
 #include <iostream>
 #include <map>
 #include <optional>
-#include <streambuf>
 #include <span>
+#include <streambuf>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -219,7 +219,7 @@ NCAST_FUZZ_TARGET(rs_shards) {
       case 10:
         honest = false;
         edited.matrix = edited.matrix == ncast::rs::MatrixKind::cauchy ? ncast::rs::MatrixKind::vandermonde
-                                                                        : ncast::rs::MatrixKind::cauchy;
+                                                                       : ncast::rs::MatrixKind::cauchy;
         break;
       case 11:
         honest = false;

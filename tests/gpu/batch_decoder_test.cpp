@@ -54,7 +54,8 @@ struct Generation {
     payloads.assign(n * len, 0);
     std::vector<const std::uint8_t*> src;
     std::vector<std::uint8_t*> dst;
-    for (std::size_t i = 0; i < n; ++i) src.push_back(sources.data() + i * len), dst.push_back(payloads.data() + i * len);
+    for (std::size_t i = 0; i < n; ++i)
+      src.push_back(sources.data() + i * len), dst.push_back(payloads.data() + i * len);
     CpuEngine().multiply(coefs.data(), n, n, src.data(), dst.data(), len, false);
     upload_rows(dev_coefs, coefs);
     upload_rows(dev_payloads, payloads);

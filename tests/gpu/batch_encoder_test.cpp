@@ -40,7 +40,8 @@ void check_against_cpu(const rlnc::EncoderOptions& options, bool shuffled, std::
   }
   std::vector<EncodeRequest> requests;
   for (std::uint32_t g = 0; g < 6; ++g)
-    for (std::uint32_t i = 0; i < 300; ++i) requests.push_back({{42, g}, i < 100 ? i : static_cast<std::uint32_t>(rng())});
+    for (std::uint32_t i = 0; i < 300; ++i)
+      requests.push_back({{42, g}, i < 100 ? i : static_cast<std::uint32_t>(rng())});
   if (shuffled) std::shuffle(requests.begin(), requests.end(), rng);
 
   const std::size_t slot = 65536 + 16;
@@ -59,8 +60,8 @@ void check_against_cpu(const rlnc::EncoderOptions& options, bool shuffled, std::
     std::uint8_t* p = payload.data();
     enc.produce(requests[r].id, 1, &p, vector.data());
     const std::uint8_t* got = out.get() + r * slot;
-    ASSERT_EQ(std::vector<std::uint8_t>(got, got + len), payload) << "request " << r << " segment "
-                                                                  << requests[r].segment.segment << " id " << requests[r].id;
+    ASSERT_EQ(std::vector<std::uint8_t>(got, got + len), payload)
+        << "request " << r << " segment " << requests[r].segment.segment << " id " << requests[r].id;
     ASSERT_EQ(got[len], 0xC3) << "request " << r << " wrote past its payload";
     const std::uint8_t* v = vectors.get() + r * BatchEncoder::kVectorStride;
     ASSERT_EQ(std::vector<std::uint8_t>(v, v + n), vector) << "request " << r;

@@ -18,7 +18,9 @@ void random_words(std::uint32_t (&w)[8], std::mt19937_64& rng) {
   for (auto& x : w) x = static_cast<std::uint32_t>(rng());
 }
 
-std::uint8_t byte_of(const std::uint32_t (&w)[8], int q) { return static_cast<std::uint8_t>(w[q / 4] >> (8 * (q % 4))); }
+std::uint8_t byte_of(const std::uint32_t (&w)[8], int q) {
+  return static_cast<std::uint8_t>(w[q / 4] >> (8 * (q % 4)));
+}
 
 TEST(BitsliceMath, TransposeGathersEachBitOfEveryByteIntoItsPlane) {
   std::mt19937_64 rng(1);
@@ -44,7 +46,8 @@ TEST(BitsliceMath, LookupsByBitMatrixRowsMultiplyEveryByte) {
     random_words(w, rng);
     std::memcpy(planes, w, sizeof w);
     transpose(planes);
-    for (int j = 0; j < 8; ++j) out[j] = combination(planes, static_cast<std::uint32_t>(table.rows[c] >> (8 * j)) & 0xFFu);
+    for (int j = 0; j < 8; ++j)
+      out[j] = combination(planes, static_cast<std::uint32_t>(table.rows[c] >> (8 * j)) & 0xFFu);
     transpose(out);
     for (int q = 0; q < 32; ++q)
       ASSERT_EQ(byte_of(out, q), ncast::testing::slow_mul(static_cast<std::uint8_t>(c), byte_of(w, q)))
@@ -75,7 +78,8 @@ TEST(BitsliceMath, TablesLaidOutAsTheKernelDoesMultiplyBothSources) {
         std::memcpy(planes, data[src][lane], sizeof planes);
         transpose(planes);
         for (int q = 0; q < 4; ++q) {
-          const std::uint32_t base = lane_word(static_cast<std::uint32_t>(src), lane, buffer) + (static_cast<std::uint32_t>(q) << 14);
+          const std::uint32_t base =
+              lane_word(static_cast<std::uint32_t>(src), lane, buffer) + (static_cast<std::uint32_t>(q) << 14);
           build_quarter(planes, q, [&](int e, std::uint32_t v) {
             ASSERT_GE(base + (static_cast<std::uint32_t>(e) << 8), kTablesBegin);
             ASSERT_LE(base + (static_cast<std::uint32_t>(e) << 8) + 4, kTablesEnd);
@@ -89,7 +93,8 @@ TEST(BitsliceMath, TablesLaidOutAsTheKernelDoesMultiplyBothSources) {
       for (std::uint32_t lane = 0; lane < 32; ++lane) {
         std::uint32_t acc[8];
         for (int j = 0; j < 8; ++j) {
-          const auto w0 = static_cast<std::uint32_t>(j < 4 ? r0 : r0 >> 32), w1 = static_cast<std::uint32_t>(j < 4 ? r1 : r1 >> 32);
+          const auto w0 = static_cast<std::uint32_t>(j < 4 ? r0 : r0 >> 32),
+                     w1 = static_cast<std::uint32_t>(j < 4 ? r1 : r1 >> 32);
           acc[j] = word_at(entry_address(w0, lane_word(0, lane, buffer), j & 3)) ^
                    word_at(entry_address(w1, lane_word(1, lane, buffer), j & 3));
         }

@@ -48,7 +48,8 @@ void expect_same_as_cpu(std::size_t m, std::size_t k, std::size_t len, bool even
   std::mt19937_64 rng(seed);
   HostProblem gpu_side(m, k, len, even, rng);
   HostProblem cpu_side = gpu_side;  // same bytes, its own pointers
-  for (std::size_t j = 0; j < k; ++j) cpu_side.ins[j] = cpu_side.arena.data() + (gpu_side.ins[j] - gpu_side.arena.data());
+  for (std::size_t j = 0; j < k; ++j)
+    cpu_side.ins[j] = cpu_side.arena.data() + (gpu_side.ins[j] - gpu_side.arena.data());
   for (std::size_t i = 0; i < m; ++i)
     cpu_side.outs[i] = cpu_side.arena.data() + (gpu_side.outs[i] - gpu_side.arena.data());
 
@@ -68,7 +69,7 @@ TEST(CudaEngine, HostBuffersMatchTheCpuEngine) {
   std::uint64_t seed = 1;
   for (bool even : {true, false})
     for (bool accumulate : {false, true}) {
-      expect_same_as_cpu(4, 10, 1000003, even, accumulate, ++seed);  // RS-like, several chunks per lane
+      expect_same_as_cpu(4, 10, 1000003, even, accumulate, ++seed);   // RS-like, several chunks per lane
       expect_same_as_cpu(37, 128, 4096, even, accumulate, ++seed);    // RLNC-like
       expect_same_as_cpu(600, 100, 70001, even, accumulate, ++seed);  // chunks bounded by lane staging
       expect_same_as_cpu(1, 1, 1, even, accumulate, ++seed);

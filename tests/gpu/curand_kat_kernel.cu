@@ -25,7 +25,8 @@ std::vector<std::uint32_t> curand_philox_values(std::uint64_t seed, std::uint64_
   curand_values<<<1, 1>>>(seed, subsequence, offset, count, reinterpret_cast<std::uint32_t*>(out.get()));
   check_launch("curand_values");
   std::vector<std::uint32_t> values(count);
-  check(cudaMemcpy(values.data(), out.get(), count * sizeof(std::uint32_t), cudaMemcpyDeviceToHost), "reading curand values");
+  check(cudaMemcpy(values.data(), out.get(), count * sizeof(std::uint32_t), cudaMemcpyDeviceToHost),
+        "reading curand values");
   return values;
 }
 

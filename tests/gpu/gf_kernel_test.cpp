@@ -22,10 +22,10 @@ namespace ncast::gpu {
 namespace {
 
 using gpu::testing::from_device;
-using gpu::testing::PoisonedMatrix;
 using gpu::testing::poison_bytes;
-using gpu::testing::random_coef;
+using gpu::testing::PoisonedMatrix;
 using gpu::testing::random_bytes;
+using gpu::testing::random_coef;
 using gpu::testing::to_device;
 
 struct Variant {
@@ -90,7 +90,8 @@ TEST_P(KernelAgreement, EveryKernelMatchesTheCpuEngine) {
         check(cudaDeviceSynchronize(), "running the kernel");
         const auto all = from_device(dst.buffer.get(), dst.buffer.size());
         const auto& want = accumulate ? expect_acc : expect;
-        for (std::size_t i = 0; i < m; ++i) ASSERT_EQ(dst.row(all, i), want[i]) << "output row " << i << (accumulate ? " (accumulate)" : "");
+        for (std::size_t i = 0; i < m; ++i)
+          ASSERT_EQ(dst.row(all, i), want[i]) << "output row " << i << (accumulate ? " (accumulate)" : "");
         ASSERT_TRUE(dst.outside_untouched(all)) << "a byte outside the outputs changed";
         ASSERT_EQ(from_device(src.buffer.get(), src.buffer.size()), src.initial) << "the sources changed";
       }
@@ -176,7 +177,8 @@ TEST(KernelBatch, ProductsOfDifferentShapesInOneLaunch) {
     check(cudaDeviceSynchronize(), "running the batch");
     for (std::size_t i = 0; i < cases.size(); ++i) {
       const auto all = from_device(cases[i].dst->buffer.get(), cases[i].dst->buffer.size());
-      for (std::size_t r = 0; r < shapes[i][0]; ++r) ASSERT_EQ(cases[i].dst->row(all, r), cases[i].expect[r]) << "product " << i << " row " << r;
+      for (std::size_t r = 0; r < shapes[i][0]; ++r)
+        ASSERT_EQ(cases[i].dst->row(all, r), cases[i].expect[r]) << "product " << i << " row " << r;
       ASSERT_TRUE(cases[i].dst->outside_untouched(all)) << "product " << i;
     }
   }
@@ -214,7 +216,8 @@ TEST(KernelProducts, BitsliceTilesStagesAndTails) {
       multiply(Kernel::bitslice, {{coef_buf.get(), m, k, k}, src.ref(), dst.ref()}, accumulate, nullptr);
       check(cudaDeviceSynchronize(), "running the kernel");
       const auto all = from_device(dst.buffer.get(), dst.buffer.size());
-      for (std::size_t i = 0; i < m; ++i) ASSERT_EQ(dst.row(all, i), want[i]) << "output row " << i << (accumulate ? " (accumulate)" : "");
+      for (std::size_t i = 0; i < m; ++i)
+        ASSERT_EQ(dst.row(all, i), want[i]) << "output row " << i << (accumulate ? " (accumulate)" : "");
       ASSERT_TRUE(dst.outside_untouched(all));
     }
   }

@@ -14,11 +14,10 @@
 #include "gpu/device_memory.hpp"
 
 // Skips the current test, reported SKIPPED with the reason, when this machine has no usable device.
-#define NCAST_REQUIRE_CUDA_DEVICE()                                                       \
-  do {                                                                                   \
-    std::string ncast_why_;                                                              \
-    if (::ncast::gpu::usable_devices(&ncast_why_).empty())                               \
-      GTEST_SKIP() << "no usable CUDA device: " << ncast_why_;                           \
+#define NCAST_REQUIRE_CUDA_DEVICE()                                                                                 \
+  do {                                                                                                              \
+    std::string ncast_why_;                                                                                         \
+    if (::ncast::gpu::usable_devices(&ncast_why_).empty()) GTEST_SKIP() << "no usable CUDA device: " << ncast_why_; \
   } while (0)
 
 namespace ncast::gpu::testing {

@@ -16,9 +16,13 @@ TEST(PeerGpuBatchDecoder, SegmentDecodersAgreeWithTheCpuPathOnSeveralThreads) {
   NCAST_REQUIRE_CUDA_DEVICE();
   const auto batcher = make_gpu_decode_batcher({64, 2000us});
   EXPECT_EQ(batcher->description().rfind("batched gpu ", 0), 0u) << batcher->description();
-  testing::check_segment_decoders_agree(
-      batcher, {{128, 1024, 128 * 1024 - 999}, {48, 257, 48 * 257 - 100}, {1, 5, 3}, {256, 64, 256 * 64}, {128, 1024, 128 * 1024}},
-      4);
+  testing::check_segment_decoders_agree(batcher,
+                                        {{128, 1024, 128 * 1024 - 999},
+                                         {48, 257, 48 * 257 - 100},
+                                         {1, 5, 3},
+                                         {256, 64, 256 * 64},
+                                         {128, 1024, 128 * 1024}},
+                                        4);
 }
 
 TEST(PeerGpuBatchDecoder, ReceiverOutputAndAccountingMatchTheCpuPath) {

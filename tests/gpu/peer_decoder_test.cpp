@@ -24,9 +24,9 @@ namespace ncast::peer {
 namespace {
 
 using Source = testing::StreamSource;
+using gpu::testing::random_bytes;
 using testing::add;
 using testing::Added;
-using gpu::testing::random_bytes;
 
 TEST(PeerGpuDecoder, SegmentDecodersAgreeWithTheCpuPath) {
   NCAST_REQUIRE_CUDA_DEVICE();
@@ -44,7 +44,8 @@ TEST(PeerGpuDecoder, SegmentDecodersAgreeWithTheCpuPath) {
   const rlnc::Encoder systematic(block, seeds, {.systematic = true});
   const rlnc::Encoder dense(block, seeds, {.systematic = false});
   const rlnc::Encoder sparse(block, seeds, {.systematic = false, .density = rlnc::Density::from_fraction(0.1)});
-  const rlnc::Encoder explicit_form(block, seeds, {.systematic = false, .form = rlnc::CoefficientForm::explicit_vector});
+  const rlnc::Encoder explicit_form(block, seeds,
+                                    {.systematic = false, .form = rlnc::CoefficientForm::explicit_vector});
   std::vector<rlnc::CodedSymbol> symbols;
   for (std::uint32_t i = 0; i < 48; i += 3) symbols.push_back(systematic.produce(i));
   for (std::uint32_t i = 0; i < 20; ++i) symbols.push_back(dense.produce(500 + i));
@@ -84,7 +85,6 @@ TEST(PeerGpuDecoder, SegmentDecodersAgreeWithTheCpuPath) {
   }
 }
 
-
 StreamReceiver::Result feed(StreamReceiver& r, const std::vector<std::uint8_t>& body, std::uint32_t server_id) {
   auto v = proto::decode_coded_body(body, *r.symbols_of(*proto::peek_coded_segment(body)), 32);
   EXPECT_TRUE(v);
@@ -100,10 +100,12 @@ TEST(PeerGpuDecoder, ReceiverOutputPollutionAndRelayMatchTheCpuPath) {
   std::vector<std::uint8_t> out_cpu, out_gpu;
   // Relays, so that decoded segments are kept: 4 of them at most.
   StreamReceiver::Options options{4, true, std::chrono::milliseconds(500), 4 * segment_cost};
-  StreamReceiver cpu(options, [&](std::span<const std::uint8_t> d) { out_cpu.insert(out_cpu.end(), d.begin(), d.end()); },
-                     make_cpu_decoder_factory());
-  StreamReceiver gpu(options, [&](std::span<const std::uint8_t> d) { out_gpu.insert(out_gpu.end(), d.begin(), d.end()); },
-                     make_decoder_factory(DecoderChoice::gpu));
+  StreamReceiver cpu(
+      options, [&](std::span<const std::uint8_t> d) { out_cpu.insert(out_cpu.end(), d.begin(), d.end()); },
+      make_cpu_decoder_factory());
+  StreamReceiver gpu(
+      options, [&](std::span<const std::uint8_t> d) { out_gpu.insert(out_gpu.end(), d.begin(), d.end()); },
+      make_decoder_factory(DecoderChoice::gpu));
   for (StreamReceiver* r : {&cpu, &gpu}) {
     ASSERT_EQ(r->adopt(honest.manifest()), "");
     ASSERT_EQ(r->adopt(liar.manifest()), "");

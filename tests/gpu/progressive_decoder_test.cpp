@@ -36,8 +36,13 @@ struct Generation {
   rlnc::Decoder cpu;
 
   Generation(std::uint32_t id_, std::size_t n, std::size_t len, std::size_t data_bytes, std::mt19937_64& rng)
-      : id(id_), layout(n, len, data_bytes), seeds{0x1234567800000000ull | id_, 7 * id_ + 1},
-        data(random_bytes(data_bytes, rng)), block(layout, data), cpu_out(n * len), cpu(layout, cpu_out, seeds) {}
+      : id(id_),
+        layout(n, len, data_bytes),
+        seeds{0x1234567800000000ull | id_, 7 * id_ + 1},
+        data(random_bytes(data_bytes, rng)),
+        block(layout, data),
+        cpu_out(n * len),
+        cpu(layout, cpu_out, seeds) {}
 };
 
 // A symbol that owns its bytes, for generation `generation` (possibly not open).
@@ -53,7 +58,8 @@ void make_symbols(const Generation& g, std::mt19937_64& rng, std::vector<Sent>& 
   const rlnc::Encoder systematic(g.block, g.seeds, {.systematic = true});
   const rlnc::Encoder dense(g.block, g.seeds, {.systematic = false});
   const rlnc::Encoder sparse(g.block, g.seeds, {.systematic = false, .density = rlnc::Density::from_fraction(0.05)});
-  const rlnc::Encoder explicit_form(g.block, g.seeds, {.systematic = false, .form = rlnc::CoefficientForm::explicit_vector});
+  const rlnc::Encoder explicit_form(g.block, g.seeds,
+                                    {.systematic = false, .form = rlnc::CoefficientForm::explicit_vector});
   std::vector<rlnc::CodedSymbol> mine;
   for (std::uint32_t i = 0; i < n; ++i)
     if (rng() % 3 == 0) mine.push_back(systematic.produce(i));
@@ -65,9 +71,11 @@ void make_symbols(const Generation& g, std::mt19937_64& rng, std::vector<Sent>& 
     const auto& a = explicit_ones[r];
     const auto& b = explicit_ones[r + 1];
     const auto ca = static_cast<std::uint8_t>(1 + rng() % 255), cb = static_cast<std::uint8_t>(1 + rng() % 255);
-    rlnc::CodedSymbol mix{rlnc::SymbolKind::recoded, 0, {}, std::vector<std::uint8_t>(n), std::vector<std::uint8_t>(len)};
+    rlnc::CodedSymbol mix{
+        rlnc::SymbolKind::recoded, 0, {}, std::vector<std::uint8_t>(n), std::vector<std::uint8_t>(len)};
     for (std::size_t j = 0; j < n; ++j)
-      mix.coefficients[j] = ncast::testing::slow_mul(ca, a.coefficients[j]) ^ ncast::testing::slow_mul(cb, b.coefficients[j]);
+      mix.coefficients[j] =
+          ncast::testing::slow_mul(ca, a.coefficients[j]) ^ ncast::testing::slow_mul(cb, b.coefficients[j]);
     for (std::size_t j = 0; j < len; ++j)
       mix.payload[j] = ncast::testing::slow_mul(ca, a.payload[j]) ^ ncast::testing::slow_mul(cb, b.payload[j]);
     if (std::any_of(mix.coefficients.begin(), mix.coefficients.end(), [](std::uint8_t c) { return c != 0; }))
@@ -81,16 +89,24 @@ void make_symbols(const Generation& g, std::mt19937_64& rng, std::vector<Sent>& 
   bad.payload.push_back(1);
   mine.push_back(bad);
   mine.push_back({rlnc::SymbolKind::coded, 3, {}, std::vector<std::uint8_t>(n, 0), std::vector<std::uint8_t>(len, 5)});
-  mine.push_back({rlnc::SymbolKind::systematic, static_cast<std::uint32_t>(n), {}, {}, std::vector<std::uint8_t>(len, 5)});
+  mine.push_back(
+      {rlnc::SymbolKind::systematic, static_cast<std::uint32_t>(n), {}, {}, std::vector<std::uint8_t>(len, 5)});
   mine.push_back({rlnc::SymbolKind::recoded, 0, {}, {}, std::vector<std::uint8_t>(len, 5)});
-  mine.push_back({rlnc::SymbolKind::coded, 4, {}, std::vector<std::uint8_t>(n + 1, 1), std::vector<std::uint8_t>(len, 5)});
+  mine.push_back(
+      {rlnc::SymbolKind::coded, 4, {}, std::vector<std::uint8_t>(n + 1, 1), std::vector<std::uint8_t>(len, 5)});
   for (auto& s : mine) out.push_back({g.id, std::move(s)});
 }
 
 void decode_and_compare(std::size_t round, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  const std::size_t shapes[][3] = {{1, 3, 3},        {2, 1, 2},          {17, 1200, 17 * 1200 - 5}, {32, 4096, 32 * 4096},
-                                   {128, 4096, 128 * 4096}, {256, 1200, 256 * 1200}, {128, 1, 100},   {5, 65536, 5 * 65536},
+  const std::size_t shapes[][3] = {{1, 3, 3},
+                                   {2, 1, 2},
+                                   {17, 1200, 17 * 1200 - 5},
+                                   {32, 4096, 32 * 4096},
+                                   {128, 4096, 128 * 4096},
+                                   {256, 1200, 256 * 1200},
+                                   {128, 1, 100},
+                                   {5, 65536, 5 * 65536},
                                    {64, 999, 64 * 999 - 998}};
   std::vector<std::unique_ptr<Generation>> gens;
   ProgressiveDecoder gpu({.round = round});

@@ -24,7 +24,8 @@ std::vector<std::vector<std::uint8_t>> read_stripe(const DeviceMatrix& m) {
   const auto all = from_device(m.cref().data, m.rows() * m.pitch());
   std::vector<std::vector<std::uint8_t>> rows;
   for (std::size_t i = 0; i < m.rows(); ++i)
-    rows.emplace_back(all.begin() + static_cast<long>(i * m.pitch()), all.begin() + static_cast<long>(i * m.pitch() + m.cols()));
+    rows.emplace_back(all.begin() + static_cast<long>(i * m.pitch()),
+                      all.begin() + static_cast<long>(i * m.pitch() + m.cols()));
   return rows;
 }
 

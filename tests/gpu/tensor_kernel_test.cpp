@@ -23,8 +23,8 @@ namespace ncast::gpu {
 namespace {
 
 using gpu::testing::from_device;
-using gpu::testing::PoisonedMatrix;
 using gpu::testing::poison_bytes;
+using gpu::testing::PoisonedMatrix;
 using gpu::testing::random_bytes;
 using gpu::testing::random_coef;
 using gpu::testing::to_device;
@@ -62,7 +62,8 @@ void expect_agreement(const Case& c, std::mt19937_64& rng, CpuEngine& cpu) {
     cpu.multiply(coefs.data(), c.m, c.k, src_ptrs.data(), want_ptrs.data(), c.len, accumulate);
     PoisonedMatrix dst(c.m, c.len, rng);
     if (accumulate) dst.set_rows(start);
-    multiply(Kernel::tensor_b1, {{coef_buf.get() + 1, c.m, c.k, coef_pitch}, src.ref(), dst.ref()}, accumulate, nullptr);
+    multiply(Kernel::tensor_b1, {{coef_buf.get() + 1, c.m, c.k, coef_pitch}, src.ref(), dst.ref()}, accumulate,
+             nullptr);
     check(cudaDeviceSynchronize(), "running the tensor kernel");
     const auto all = from_device(dst.buffer.get(), dst.buffer.size());
     for (std::size_t i = 0; i < c.m; ++i)
@@ -88,10 +89,10 @@ TEST(TensorKernel, MatchesTheCpuEngineOnOddShapes) {
   std::mt19937_64 rng(21);
   CpuEngine cpu;
   const Case cases[] = {
-      {1, 1, 1},      {3, 10, 1000},   {4, 10, 4097},   {4, 1, 513},    {5, 17, 777},  {8, 32, 2049},
-      {8, 40, 255},   {9, 7, 3},       {16, 31, 129},   {17, 33, 1201}, {37, 128, 4096}, {100, 100, 333},
-      {128, 128, 4100}, {129, 63, 1025}, {300, 129, 3000}, {40, 255, 999}, {33, 256, 517}, {20, 257, 300},
-      {7, 300, 1000}, {250, 200, 64},  {1030, 17, 129},
+      {1, 1, 1},        {3, 10, 1000},   {4, 10, 4097},    {4, 1, 513},    {5, 17, 777},    {8, 32, 2049},
+      {8, 40, 255},     {9, 7, 3},       {16, 31, 129},    {17, 33, 1201}, {37, 128, 4096}, {100, 100, 333},
+      {128, 128, 4100}, {129, 63, 1025}, {300, 129, 3000}, {40, 255, 999}, {33, 256, 517},  {20, 257, 300},
+      {7, 300, 1000},   {250, 200, 64},  {1030, 17, 129},
   };
   for (const Case& c : cases) expect_agreement(c, rng, cpu);
 }
@@ -177,7 +178,8 @@ TEST(TensorKernel, BatchesWithSkippedProducts) {
       EXPECT_EQ(all, products[p].dst->initial) << "a skipped product was written";
       continue;
     }
-    for (std::size_t i = 0; i < shapes[p].m; ++i) ASSERT_EQ(products[p].dst->row(all, i), products[p].want[i]) << "row " << i;
+    for (std::size_t i = 0; i < shapes[p].m; ++i)
+      ASSERT_EQ(products[p].dst->row(all, i), products[p].want[i]) << "row " << i;
     ASSERT_TRUE(products[p].dst->outside_untouched(all));
   }
 }

@@ -81,8 +81,9 @@ inline Added add(SegmentDecoder& d, const rlnc::SymbolView& s) {
 // systematic symbols then seeded (dense or sparse) and explicit ones, 30 % lost, with duplicates and
 // three corrupt symbols (short payload, systematic index past n, all-zero explicit vector); one
 // generation in three is reset halfway and fed again, as a receiver restarts a failed segment.
-inline void run_receiver(const std::shared_ptr<DecodeBatcher>& batcher, const std::vector<rlnc::GenerationLayout>& layouts,
-                         std::uint64_t seed, Decoded& decoded, std::size_t& completions) {
+inline void run_receiver(const std::shared_ptr<DecodeBatcher>& batcher,
+                         const std::vector<rlnc::GenerationLayout>& layouts, std::uint64_t seed, Decoded& decoded,
+                         std::size_t& completions) {
   std::mt19937_64 rng(seed);
   const auto batched = batcher->factory(decoded.callback());
   const auto cpu = make_cpu_decoder_factory();
@@ -100,7 +101,8 @@ inline void run_receiver(const std::shared_ptr<DecodeBatcher>& batcher, const st
     const rlnc::Encoder systematic(block, seeds, {.systematic = true});
     const rlnc::Encoder dense(block, seeds, {.systematic = false});
     const rlnc::Encoder sparse(block, seeds, {.systematic = false, .density = rlnc::Density::from_fraction(0.1)});
-    const rlnc::Encoder explicit_form(block, seeds, {.systematic = false, .form = rlnc::CoefficientForm::explicit_vector});
+    const rlnc::Encoder explicit_form(block, seeds,
+                                      {.systematic = false, .form = rlnc::CoefficientForm::explicit_vector});
     auto short_payload = dense.produce(5000);
     short_payload.payload.pop_back();
     auto past_n = systematic.produce(0);
@@ -115,15 +117,15 @@ inline void run_receiver(const std::shared_ptr<DecodeBatcher>& batcher, const st
       std::size_t errors = 0;
       for (std::uint32_t id = 0; !d.cpu->complete() && id < 4 * layout.n() + 64; ++id) {
         const std::uint64_t kind = rng() % 16;
-        rlnc::CodedSymbol s = id < layout.n()         ? systematic.produce(id)
+        rlnc::CodedSymbol s = id < layout.n()              ? systematic.produce(id)
                               : kind == 0 && !sent.empty() ? sent[rng() % sent.size()]
-                              : kind == 1             ? sparse.produce(1000 + id)
-                              : kind == 2             ? explicit_form.produce(3000 + id)
-                                                      : dense.produce(1000 + id);
+                              : kind == 1                  ? sparse.produce(1000 + id)
+                              : kind == 2                  ? explicit_form.produce(3000 + id)
+                                                           : dense.produce(1000 + id);
         if (id == layout.n() / 2) s = short_payload;
         if (id == layout.n() / 2 + 1) s = past_n;
         if (id == layout.n() / 2 + 2) s = zero;
-        if (rng() % 10 < 3) continue;  // lost
+        if (rng() % 10 < 3) continue;                                           // lost
         if (id < layout.n() / 2 || id > layout.n() / 2 + 2) sent.push_back(s);  // duplicates of good ones
         const Added c = add(*d.cpu, s.view()), b = add(*d.batched, s.view());
         ASSERT_EQ(b, c) << "pass " << pass << ", symbol " << id;
@@ -183,7 +185,6 @@ inline void check_segment_decoders_agree(const std::shared_ptr<DecodeBatcher>& b
   EXPECT_GT(s.latency_max_s, 0.0);
 }
 
-
 inline StreamReceiver::Result feed(StreamReceiver& r, const std::vector<std::uint8_t>& body, std::uint32_t server_id) {
   auto v = proto::decode_coded_body(body, *r.symbols_of(*proto::peek_coded_segment(body)), 32);
   EXPECT_TRUE(v);
@@ -201,8 +202,9 @@ inline void check_receivers_agree(const std::shared_ptr<DecodeBatcher>& batcher,
   std::vector<std::uint8_t> out_cpu, out_batched;
   Decoded decoded;
   const StreamReceiver::Options options{4, false, std::chrono::milliseconds(500)};
-  StreamReceiver cpu(options, [&](std::span<const std::uint8_t> d) { out_cpu.insert(out_cpu.end(), d.begin(), d.end()); },
-                     make_cpu_decoder_factory());
+  StreamReceiver cpu(
+      options, [&](std::span<const std::uint8_t> d) { out_cpu.insert(out_cpu.end(), d.begin(), d.end()); },
+      make_cpu_decoder_factory());
   StreamReceiver batched(
       options, [&](std::span<const std::uint8_t> d) { out_batched.insert(out_batched.end(), d.begin(), d.end()); },
       batcher->factory(decoded.callback()));
@@ -215,7 +217,8 @@ inline void check_receivers_agree(const std::shared_ptr<DecodeBatcher>& batcher,
   std::size_t callbacks = 0, settled = 0, completed = 0;
   for (std::uint32_t seg = 0; seg < a.stream->segment_count(); ++seg)
     for (std::uint32_t j = 0; cpu.next_needed() <= seg && j < 400; ++j) {
-      std::vector<std::pair<std::vector<std::uint8_t>, std::uint32_t>> bodies{{a.body(seg, j), 1}, {b.body(seg, 500 + j), 2}};
+      std::vector<std::pair<std::vector<std::uint8_t>, std::uint32_t>> bodies{{a.body(seg, j), 1},
+                                                                              {b.body(seg, 500 + j), 2}};
       for (std::uint32_t k = 0; k < 2 && seg % 3 == 1; ++k) {
         auto body = liar.body(seg, 1000 + 2 * j + k);
         body.back() ^= 0x5A;

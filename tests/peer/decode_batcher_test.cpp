@@ -57,7 +57,8 @@ struct Generations {
       decoders.push_back(factory.open(layout, {g, 0}));
       for (std::uint32_t i = 0; i < 4; ++i) {
         const std::span<const std::uint8_t> payload(block.symbol(i), 8);
-        EXPECT_EQ(decoders.back()->add({rlnc::SymbolKind::systematic, i, {}, {}, payload}), rlnc::AddResult::innovative);
+        EXPECT_EQ(decoders.back()->add({rlnc::SymbolKind::systematic, i, {}, {}, payload}),
+                  rlnc::AddResult::innovative);
       }
       EXPECT_TRUE(decoders.back()->complete());
     }

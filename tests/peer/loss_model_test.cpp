@@ -13,9 +13,9 @@ namespace ncast::swarm {
 namespace {
 
 struct Observed {
-  double loss = 0;          // fraction lost
-  double after_loss = 0;    // P(lost | the previous one was lost)
-  double mean_run = 0;      // mean length of runs of consecutive losses
+  double loss = 0;        // fraction lost
+  double after_loss = 0;  // P(lost | the previous one was lost)
+  double mean_run = 0;    // mean length of runs of consecutive losses
 };
 
 Observed observe(const LossSpec& spec, std::uint64_t seed, std::size_t draws) {
@@ -89,7 +89,8 @@ Observed observe_spaced(std::chrono::milliseconds gap, std::size_t draws) {
     }
     previous = l;
   }
-  return {static_cast<double>(lost) / static_cast<double>(draws), pairs ? static_cast<double>(both) / static_cast<double>(pairs) : 0, 0};
+  return {static_cast<double>(lost) / static_cast<double>(draws),
+          pairs ? static_cast<double>(both) / static_cast<double>(pairs) : 0, 0};
 }
 
 TEST(LossModel, SilenceMovesABurstyChainOnByItsSlots) {
@@ -139,8 +140,9 @@ TEST(LossModel, SharedProcessIsOneProcessAcrossThreads) {
 }
 
 TEST(LossModel, RefusesBadSpecs) {
-  for (const char* bad : {"bernoulli", "bernoulli:1", "bernoulli:-0.1", "bernoulli:x", "burst:0.1", "burst:0.1:0.5",
-                          "burst:0.9:1", "ge:0.1:0:0:1", "ge:1:1:1:1", "ge:0.1:0.1:0:2", "gauss:0.1", "none:1", "bernoulli:0.1:2"})
+  for (const char* bad :
+       {"bernoulli", "bernoulli:1", "bernoulli:-0.1", "bernoulli:x", "burst:0.1", "burst:0.1:0.5", "burst:0.9:1",
+        "ge:0.1:0:0:1", "ge:1:1:1:1", "ge:0.1:0.1:0:2", "gauss:0.1", "none:1", "bernoulli:0.1:2"})
     EXPECT_THROW(parse_loss(bad), std::invalid_argument) << bad;
 }
 

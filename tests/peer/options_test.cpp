@@ -32,7 +32,8 @@ TEST(PeerOptions, DecoderAndRelayMemory) {
   const auto gpu = parse({"-s", "127.0.0.1:1", "--stream", "x", "--decoder", "gpu", "--relay-memory-mb", "3"}).options;
   EXPECT_EQ(gpu.decoder, DecoderChoice::gpu);
   EXPECT_EQ(gpu.relay_memory, std::uint64_t{3} << 20);
-  EXPECT_EQ(parse({"-s", "127.0.0.1:1", "--stream", "x", "--decoder", "auto"}).options.decoder, DecoderChoice::automatic);
+  EXPECT_EQ(parse({"-s", "127.0.0.1:1", "--stream", "x", "--decoder", "auto"}).options.decoder,
+            DecoderChoice::automatic);
   EXPECT_EQ(parse({"-s", "127.0.0.1:1", "--stream", "x", "--relay-memory-mb", "0"}).options.relay_memory, 0u);
 }
 

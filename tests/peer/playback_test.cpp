@@ -25,7 +25,7 @@ TEST(Playback, OnTimeSegmentsAreNotLate) {
 TEST(Playback, ALateSegmentStallsOnceAndShiftsTheRest) {
   Playback p(kBitrate, 0ms);
   const auto t0 = Clock::now();
-  p.segment_written(1000, t0);            // plays 0..1
+  p.segment_written(1000, t0);           // plays 0..1
   p.segment_written(1000, t0 + 1500ms);  // due at 1: late by 0.5, plays 1.5..2.5
   p.segment_written(1000, t0 + 2400ms);  // due at 2.5: on time
   p.segment_written(500, t0 + 3500ms);   // due at 3.5: exactly on time

@@ -19,7 +19,6 @@ namespace {
 
 using Source = testing::StreamSource;
 
-
 class ReceiverTest : public ::testing::Test {
  public:
   ReceiverTest() {
@@ -34,7 +33,9 @@ class ReceiverTest : public ::testing::Test {
   }
   std::mt19937_64 rng{17};
   std::vector<std::uint8_t> media, written;
-  StreamReceiver::Writer writer = [this](std::span<const std::uint8_t> d) { written.insert(written.end(), d.begin(), d.end()); };
+  StreamReceiver::Writer writer = [this](std::span<const std::uint8_t> d) {
+    written.insert(written.end(), d.begin(), d.end());
+  };
 };
 
 TEST_F(ReceiverTest, TwoServersAndInOrderOutput) {

@@ -25,8 +25,13 @@ TEST(ChunkCoder, BestCoderMatchesTheEngineReference) {
   for (std::uint32_t seg = 0; seg < 5; ++seg) {
     blocks.push_back(allocate_host(best->backend(), n * L));
     for (std::size_t i = 0; i < n * L; ++i) blocks.back().data()[i] = static_cast<std::uint8_t>(rng());
-    gens.push_back({std::uint64_t{3} << 32 | seg, blocks.back().data(), n, L, n * L - 17,
-                    {rlnc::coefficient_seed(7, 9), seg}, 1234,
+    gens.push_back({std::uint64_t{3} << 32 | seg,
+                    blocks.back().data(),
+                    n,
+                    L,
+                    n * L - 17,
+                    {rlnc::coefficient_seed(7, 9), seg},
+                    1234,
                     seg == 4 ? rlnc::Density::from_fraction(0.25) : rlnc::Density::dense()});
     best->add(gens.back());
   }

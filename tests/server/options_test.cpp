@@ -16,8 +16,8 @@ ParsedOptions parse(std::vector<const char*> args) {
 }
 
 TEST(ServerOptions, DefaultsAndValues) {
-  auto p = parse({"--file", "a.ts", "--live", "cam=/tmp/fifo", "--bitrate", "768k", "--session-rate", "20M",
-                  "--listen", "127.0.0.1:0", "--symbols", "64", "--symbol-size", "1400", "--max-datagram", "1500"});
+  auto p = parse({"--file", "a.ts", "--live", "cam=/tmp/fifo", "--bitrate", "768k", "--session-rate", "20M", "--listen",
+                  "127.0.0.1:0", "--symbols", "64", "--symbol-size", "1400", "--max-datagram", "1500"});
   ASSERT_EQ(p.action, ParsedOptions::Action::run);
   const auto& o = p.options;
   EXPECT_EQ(o.files, std::vector<std::string>{"a.ts"});
@@ -35,7 +35,8 @@ TEST(ServerOptions, DefaultsAndValues) {
   EXPECT_EQ(o.config.pacing_tick, std::chrono::microseconds(1000));
   EXPECT_DOUBLE_EQ(o.config.headroom, 0.08);
   EXPECT_EQ(o.config.pacing_burst, 8);
-  const auto t = parse({"--file", "a", "--threads", "3", "--pacing-tick-us", "250", "--headroom", "0.2", "--pacing-burst", "1"});
+  const auto t =
+      parse({"--file", "a", "--threads", "3", "--pacing-tick-us", "250", "--headroom", "0.2", "--pacing-burst", "1"});
   EXPECT_EQ(t.options.threads, 3u);
   EXPECT_EQ(t.options.config.pacing_tick, std::chrono::microseconds(250));
   EXPECT_DOUBLE_EQ(t.options.config.headroom, 0.2);
@@ -45,10 +46,10 @@ TEST(ServerOptions, DefaultsAndValues) {
 
 TEST(ServerOptions, BadValuesAreRefusedWithAMessage) {
   for (auto args : std::vector<std::vector<const char*>>{
-           {},                                                   // nothing to serve
+           {},  // nothing to serve
            {"--file", "a", "--symbols", "0"},
            {"--file", "a", "--symbols", "257"},
-           {"--file", "a", "--symbol-size", "1200"},             // does not fit 1200-octet datagrams
+           {"--file", "a", "--symbol-size", "1200"},  // does not fit 1200-octet datagrams
            {"--file", "a", "--max-datagram", "100"},
            {"--file", "a", "--backend", "gpu"},
            {"--file", "a", "--listen", "localhost:80"},

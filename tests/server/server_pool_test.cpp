@@ -47,9 +47,11 @@ class Client {
     const auto deadline = std::chrono::steady_clock::now() + 2s;
     std::vector<std::uint8_t> got;
     while (got.empty() && std::chrono::steady_clock::now() < deadline) {
-      socket_.receive([&](std::span<std::uint8_t> d, const proto::Address&) {
-        if (got.empty()) got.assign(d.begin(), d.end());
-      }, 1);
+      socket_.receive(
+          [&](std::span<std::uint8_t> d, const proto::Address&) {
+            if (got.empty()) got.assign(d.begin(), d.end());
+          },
+          1);
       if (got.empty()) std::this_thread::sleep_for(1ms);
     }
     return got;
@@ -72,8 +74,8 @@ proto::Join join_for(const std::string& stream) {
 }
 
 // HELLO to `hello_to`, then the JOIN with its token to `join_to`: what answers the JOIN.
-proto::PacketType handshake(Client& c, const proto::Address& hello_to, const proto::Address& join_to,
-                            std::function<void()> pump = [] {}) {
+proto::PacketType handshake(
+    Client& c, const proto::Address& hello_to, const proto::Address& join_to, std::function<void()> pump = [] {}) {
   proto::PeerHandshake h(join_for("clip"));
   c.send(h.hello(), hello_to);
   pump();
@@ -124,7 +126,8 @@ TEST(ServerPool, ThreadsShareThePortTheSessionLimitAndTheirCounters) {
   config.listen = proto::Address::parse("127.0.0.1:0");
   config.max_sessions = 5;
   std::vector<std::string> errors;
-  ServerPool pool(config, f.identity, 3, f.shared, 4 << 20, {&f.stream}, [&](const std::string& e) { errors.push_back(e); });
+  ServerPool pool(config, f.identity, 3, f.shared, 4 << 20, {&f.stream},
+                  [&](const std::string& e) { errors.push_back(e); });
   ASSERT_NE(pool.local().port, 0);
   EXPECT_EQ(pool.threads(), 3u);
   pool.start();
@@ -184,10 +187,11 @@ TEST(StreamReplica, SendsWhatItsStreamSendsAndFollowsItsGrowth) {
   for (std::uint32_t seg = 0; seg < 2; ++seg) {
     EXPECT_EQ(replica.descriptor(seg).hash, f.stream.descriptor(seg).hash);
     EXPECT_EQ(replica.rank(seg), f.stream.rank(seg));
-    for (std::uint32_t i = 0; i < f.stream.symbols_of(seg); ++i) EXPECT_EQ(body(replica, true, seg, i), body(f.stream, true, seg, i));
+    for (std::uint32_t i = 0; i < f.stream.symbols_of(seg); ++i)
+      EXPECT_EQ(body(replica, true, seg, i), body(f.stream, true, seg, i));
     for (std::uint32_t j = 0; j < 40; ++j) EXPECT_EQ(body(replica, false, seg, j), body(f.stream, false, seg, j));
   }
-  EXPECT_TRUE(body(replica, true, 1, 1).empty());  // segment 1 has 1 symbol
+  EXPECT_TRUE(body(replica, true, 1, 1).empty());   // segment 1 has 1 symbol
   EXPECT_TRUE(body(replica, false, 2, 0).empty());  // no segment 2 yet
   std::vector<std::uint8_t> more(300, 9);
   f.stream.append(more);

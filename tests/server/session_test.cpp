@@ -42,7 +42,9 @@ class SimPeer {
  public:
   SimPeer(const proto::SessionKeys& keys, std::uint64_t session, const StreamInfo& info, std::uint16_t window)
       : open_(keys.suite, keys.server_key, keys.server_iv, proto::Aead::Direction::open),
-        seal_(keys.suite, keys.peer_key, keys.peer_iv, proto::Aead::Direction::seal), session_(session), info_(info),
+        seal_(keys.suite, keys.peer_key, keys.peer_iv, proto::Aead::Direction::seal),
+        session_(session),
+        info_(info),
         window_(window) {}
 
   void deliver(std::vector<std::uint8_t> d) {
@@ -74,9 +76,9 @@ class SimPeer {
     auto& slot = slots_[seg];
     if (!slot.dec) {
       slot.buf.resize(n_s * info_.symbol_size);
-      slot.dec = std::make_unique<rlnc::Decoder>(rlnc::GenerationLayout(n_s, info_.symbol_size, descriptors_[seg].size),
-                                                 slot.buf,
-                                                 rlnc::SeedContext{rlnc::coefficient_seed(info_.server_id, info_.stream_id), seg});
+      slot.dec = std::make_unique<rlnc::Decoder>(
+          rlnc::GenerationLayout(n_s, info_.symbol_size, descriptors_[seg].size), slot.buf,
+          rlnc::SeedContext{rlnc::coefficient_seed(info_.server_id, info_.stream_id), seg});
     }
     rlnc::SymbolView view;
     view.payload = v->payload;
@@ -134,7 +136,8 @@ class SimPeer {
 };
 
 struct Fixture {
-  explicit Fixture(std::uint32_t segments, double redundancy = 0.05) : coder(make_engine_chunk_coder(engine)), cache(*coder, 8 << 20) {
+  explicit Fixture(std::uint32_t segments, double redundancy = 0.05)
+      : coder(make_engine_chunk_coder(engine)), cache(*coder, 8 << 20) {
     info = {"movie", stream_id_of("movie"), 9, 64, 48, 0, false};
     stream = std::make_unique<MediaStream>(info, cache);
     media.resize(segments * stream->segment_bytes() - 1000);
@@ -197,7 +200,8 @@ std::size_t exchange(Fixture& f, Session& s, SimPeer& peer, double p, int max_st
 
 TEST(Session, LossyChannelDeliversEverythingWithLittleOverhead) {
   Fixture f(30);
-  Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {1, 2, 3}, f.observer, TimePoint{} + 1s);
+  Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {1, 2, 3}, f.observer,
+            TimePoint{} + 1s);
   SimPeer peer(f.keys, 7, f.info, f.config.window);
   exchange(f, s, peer, 0.2, 5000);
   ASSERT_TRUE(peer.complete(30));
@@ -248,8 +252,9 @@ TEST(Session, ForgedReplayedAndUnexpectedPacketsAreDropped) {
   // A BYE from the peer closes.
   proto::Aead seal(f.keys.suite, f.keys.peer_key, f.keys.peer_iv, proto::Aead::Direction::seal);
   std::vector<std::uint8_t> bye(100);
-  bye.resize(proto::seal_packet(bye, {proto::PacketType::bye, 7, 50}, seal,
-                                [](proto::Writer& w) { proto::write_body(w, proto::ByeBody{proto::ByeReason::done}); }));
+  bye.resize(proto::seal_packet(bye, {proto::PacketType::bye, 7, 50}, seal, [](proto::Writer& w) {
+    proto::write_body(w, proto::ByeBody{proto::ByeReason::done});
+  }));
   const auto in = s.receive(bye, *proto::parse_header(bye), TimePoint{});
   ASSERT_TRUE(in.bye);
   EXPECT_EQ(*in.bye, proto::ByeReason::done);
@@ -261,7 +266,7 @@ TEST(Session, PacingFollowsTheRate) {
   Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{} + 1s);
   SimPeer peer(f.keys, 7, f.info, 4);
   const std::size_t bytes = exchange(f, s, peer, 0.0, 1000);  // one second
-  EXPECT_FALSE(peer.complete(40));  // it would take longer at this rate
+  EXPECT_FALSE(peer.complete(40));                            // it would take longer at this rate
   EXPECT_GT(bytes, 110000u);
   EXPECT_LT(bytes, 130000u);
 }

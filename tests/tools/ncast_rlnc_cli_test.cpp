@@ -111,8 +111,8 @@ TEST_F(NcastRlncCli, RoundTripThroughLossyRelays) {
 
 TEST_F(NcastRlncCli, HumanSummary) {
   const fs::path file = random_file("small.bin", 5000, 2);
-  const Result r = run({"roundtrip", file.string(), "--symbol", "100", "--loss", "0.5", "--no-systematic",
-                        "--density", "0.2"});
+  const Result r =
+      run({"roundtrip", file.string(), "--symbol", "100", "--loss", "0.5", "--no-systematic", "--density", "0.2"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("OK: the decoded file is identical"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("5000 bytes"), std::string::npos) << r.out;
@@ -128,18 +128,18 @@ TEST_F(NcastRlncCli, BadInputGetsAMessageAndNonZeroExit) {
     std::string says;
   };
   const std::vector<Case> cases = {
-    {{"roundtrip", (dir_ / "missing.bin").string()}, 1, "no such file"},
-    {{"roundtrip", dir_.string()}, 1, "not a regular file"},
-    {{"roundtrip", empty.string()}, 1, "empty"},
-    {{"roundtrip"}, 2, "no FILE"},
-    {{"roundtrip", file.string(), "--loss", "1"}, 2, "--loss"},
-    {{"roundtrip", file.string(), "--n", "0"}, 2, "--n"},
-    {{"roundtrip", file.string(), "--symbol", "65537"}, 2, "--symbol"},
-    {{"roundtrip", file.string(), "--relays", "65"}, 2, "--relays"},
-    {{"roundtrip", file.string(), "--density", "0"}, 2, "--density"},
-    {{"roundtrip", file.string(), "--n", "many"}, 2, "many"},
-    {{"roundtrip", file.string(), "--frobnicate"}, 2, "frobnicate"},
-    {{"transmogrify"}, 2, "unknown command"},
+      {{"roundtrip", (dir_ / "missing.bin").string()}, 1, "no such file"},
+      {{"roundtrip", dir_.string()}, 1, "not a regular file"},
+      {{"roundtrip", empty.string()}, 1, "empty"},
+      {{"roundtrip"}, 2, "no FILE"},
+      {{"roundtrip", file.string(), "--loss", "1"}, 2, "--loss"},
+      {{"roundtrip", file.string(), "--n", "0"}, 2, "--n"},
+      {{"roundtrip", file.string(), "--symbol", "65537"}, 2, "--symbol"},
+      {{"roundtrip", file.string(), "--relays", "65"}, 2, "--relays"},
+      {{"roundtrip", file.string(), "--density", "0"}, 2, "--density"},
+      {{"roundtrip", file.string(), "--n", "many"}, 2, "many"},
+      {{"roundtrip", file.string(), "--frobnicate"}, 2, "frobnicate"},
+      {{"transmogrify"}, 2, "unknown command"},
   };
   for (const auto& c : cases) {
     const Result r = run(c.args);

@@ -46,7 +46,7 @@ class NcastRsBadInput : public NcastRsCli {
 
 TEST_F(NcastRsBadInput, SwappedDuplicatedExtendedAndLinkedShardsAreFoundAndRepaired) {
   const Bytes file = encode("f", 9000001, 6, 5, 1);  // large enough to be hashed by several threads
-  fs::rename(shard("f", 0), path("tmp"));  // 0 and 7 swapped
+  fs::rename(shard("f", 0), path("tmp"));            // 0 and 7 swapped
   fs::rename(shard("f", 7), shard("f", 0));
   fs::rename(path("tmp"), shard("f", 7));
   fs::copy_file(shard("f", 2), shard("f", 3), fs::copy_options::overwrite_existing);  // 2 duplicated onto 3
@@ -59,12 +59,15 @@ TEST_F(NcastRsBadInput, SwappedDuplicatedExtendedAndLinkedShardsAreFoundAndRepai
   Result r = run({"verify", manifest("f")});
   EXPECT_EQ(r.code, 3) << r.out << r.err;
   const std::vector<std::string> lines{
-      "f.000  corrupt (checksum mismatch)", "f.007  corrupt (checksum mismatch)", "f.003  corrupt (checksum mismatch)",
+      "f.000  corrupt (checksum mismatch)",
+      "f.007  corrupt (checksum mismatch)",
+      "f.003  corrupt (checksum mismatch)",
       "f.005  corrupt (a symbolic link to the same file as f.006)",
       "f.008  corrupt (size " + std::to_string(longer.size()) + ", expected " + std::to_string(shards_[8].size()) + ")",
-      "f.001  ok", "f.006  ok", "6 of 11 shards intact"};
-  for (const std::string& line : lines)
-    EXPECT_NE(r.out.find(line), std::string::npos) << line << " not in\n" << r.out;
+      "f.001  ok",
+      "f.006  ok",
+      "6 of 11 shards intact"};
+  for (const std::string& line : lines) EXPECT_NE(r.out.find(line), std::string::npos) << line << " not in\n" << r.out;
 
   r = run({"decode", manifest("f"), "-o", path("out").string(), "-q"});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -114,7 +117,8 @@ TEST_F(NcastRsBadInput, OneDamageTooManyFailsWithoutWritingAnything) {
   EXPECT_EQ(run({"verify", manifest("f"), "-q"}).code, 1);
   r = run({"repair", manifest("f")});
   EXPECT_EQ(r.code, 1);
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(read_bytes(shard("f", i)), i == 0 || i == 3 ? shards_[i] : shards_[i == 4 ? 3 : 0]);
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(read_bytes(shard("f", i)), i == 0 || i == 3 ? shards_[i] : shards_[i == 4 ? 3 : 0]);
   EXPECT_TRUE(temporaries(path("shards")).empty());
   EXPECT_TRUE(temporaries(dir_).empty());
 }
@@ -182,8 +186,12 @@ TEST_F(NcastRsBadInput, ManifestsNamingOtherFilesOfTheSetAreRefused) {
 TEST_F(NcastRsBadInput, SizesThatAreNotNonNegativeIntegersAreRefused) {
   encode("f", 10000, 2, 1, 9);
   const std::string good = slurp(manifest("f"));
-  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-           {"k", "-1"}, {"m", "1.5"}, {"file_size", "1e300"}, {"shard_size", "18446744073709551616"}, {"version", "-1"}}) {
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"k", "-1"},
+                                                        {"m", "1.5"},
+                                                        {"file_size", "1e300"},
+                                                        {"shard_size", "18446744073709551616"},
+                                                        {"version", "-1"}}) {
     auto j = nlohmann::json::parse(good);
     j[key] = nlohmann::json::parse(value);
     std::ofstream(manifest("f"), std::ios::trunc) << j.dump();

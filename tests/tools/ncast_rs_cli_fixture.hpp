@@ -28,7 +28,7 @@ namespace ncast::testing::rs_cli {
 namespace fs = std::filesystem;
 
 struct Result {
-  int code = -1;       // exit status, or 128 + signal
+  int code = -1;  // exit status, or 128 + signal
   std::string out, err;
 };
 

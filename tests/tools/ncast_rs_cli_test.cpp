@@ -37,11 +37,11 @@ TEST_F(NcastRsCli, RoundTripsEmptyOneByteAndOddSizedFiles) {
     std::vector<int> lost;
   };
   const Case cases[] = {
-    {0, 4, 2, "cauchy", {0, 5}},
-    {1, 3, 2, "vandermonde", {0, 1}},
-    {1, 1, 1, "cauchy", {0}},
-    {1000003, 10, 4, "cauchy", {0, 3, 9, 12}},
-    {77777, 6, 3, "vandermonde", {2, 6, 8}},
+      {0, 4, 2, "cauchy", {0, 5}},
+      {1, 3, 2, "vandermonde", {0, 1}},
+      {1, 1, 1, "cauchy", {0}},
+      {1000003, 10, 4, "cauchy", {0, 3, 9, 12}},
+      {77777, 6, 3, "vandermonde", {2, 6, 8}},
   };
   int n = 0;
   for (const Case& c : cases) {
@@ -79,7 +79,10 @@ TEST_F(NcastRsCli, DataShardsAreTheFileAndParityMatchesIsalAndAnIndependentEncod
   for (const char* matrix : {"cauchy", "vandermonde"}) {
     const std::size_t k = 4, m = 3, S = (size + k - 1) / k;
     fs::remove_all(path("shards"));
-    ASSERT_EQ(run({"encode", path("f").string(), "-k", "4", "-m", "3", "--matrix", matrix, "-o", path("shards").string()}).code, 0);
+    ASSERT_EQ(
+        run({"encode", path("f").string(), "-k", "4", "-m", "3", "--matrix", matrix, "-o", path("shards").string()})
+            .code,
+        0);
     std::vector<Bytes> data;
     for (std::size_t i = 0; i < k; ++i) {
       Bytes want(S, 0);
@@ -97,7 +100,8 @@ TEST_F(NcastRsCli, DataShardsAreTheFileAndParityMatchesIsalAndAnIndependentEncod
       std::vector<unsigned char*> in, outp;
       for (auto& d : data) in.push_back(d.data());
       for (auto& p : want_parity) outp.push_back(p.data());
-      ec_encode_data(static_cast<int>(S), static_cast<int>(k), static_cast<int>(m), tables.data(), in.data(), outp.data());
+      ec_encode_data(static_cast<int>(S), static_cast<int>(k), static_cast<int>(m), tables.data(), in.data(),
+                     outp.data());
     } else {
       want_parity = ncast::testing::slow_encode(ncast::testing::slow_vandermonde_parity(k, m), data);
     }
@@ -114,9 +118,9 @@ TEST_F(NcastRsCli, CorruptAndTruncatedShardsCountAsMissingAndRepairRestoresThem)
 
   Bytes flipped = shards[1];
   flipped[12345] ^= 0x40;
-  write_bytes(shard("f", 1), flipped);                                                  // same size, wrong bytes
-  write_bytes(shard("f", 3), Bytes(shards[3].begin(), shards[3].end() - 1));            // truncated
-  fs::remove(shard("f", 6));                                                            // missing
+  write_bytes(shard("f", 1), flipped);                                        // same size, wrong bytes
+  write_bytes(shard("f", 3), Bytes(shards[3].begin(), shards[3].end() - 1));  // truncated
+  fs::remove(shard("f", 6));                                                  // missing
 
   Result r = run({"verify", manifest("f")});
   EXPECT_EQ(r.code, 3) << r.out << r.err;
@@ -214,7 +218,8 @@ TEST_F(NcastRsCli, NeverOverwritesWithoutForce) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("exists (use --force"), std::string::npos) << r.err;
   EXPECT_EQ(read_bytes(shard("f", 2)), first);
-  ASSERT_EQ(run({"encode", path("f").string(), "-k", "2", "-m", "1", "-o", path("shards").string(), "--force"}).code, 0);
+  ASSERT_EQ(run({"encode", path("f").string(), "-k", "2", "-m", "1", "-o", path("shards").string(), "--force"}).code,
+            0);
   EXPECT_NE(read_bytes(shard("f", 2)), first);
 
   write_bytes(path("out"), Bytes{1, 2, 3});
@@ -249,7 +254,8 @@ TEST_F(NcastRsCli, BadCommandLinesExit2AndEveryCommandHasHelp) {
   EXPECT_EQ(run({"encode", dir_.string(), "-k", "2", "-m", "1"}).code, 1);  // a directory
   EXPECT_EQ(run({"decode", "m.json"}).code, 2);                             // no -o
 #ifndef NCAST_TEST_HAVE_CUDA
-  const Result r = run({"encode", path("f").string(), "-k", "2", "-m", "1", "--backend", "cuda", "-o", path("c").string()});
+  const Result r =
+      run({"encode", path("f").string(), "-k", "2", "-m", "1", "--backend", "cuda", "-o", path("c").string()});
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("cuda"), std::string::npos) << r.err;
   EXPECT_TRUE(visible(path("c")).empty());
@@ -314,16 +320,19 @@ TEST_F(NcastRsCli, MultiGiBSparseFileAndInterruptedEncodes) {
         ASSERT_EQ(::pread(fd, got.data(), n, off), static_cast<ssize_t>(n));
         std::fill_n(want.begin(), n, 0);
         for (const auto& i : islands) {
-          const std::uint64_t lo = std::max<std::uint64_t>(i.at, off), hi = std::min<std::uint64_t>(i.at + i.bytes.size(), off + n);
+          const std::uint64_t lo = std::max<std::uint64_t>(i.at, off),
+                              hi = std::min<std::uint64_t>(i.at + i.bytes.size(), off + n);
           for (std::uint64_t b = lo; b < hi; ++b) want[b - off] = i.bytes[b - i.at];
         }
-        ASSERT_TRUE(std::equal(got.begin(), got.begin() + static_cast<long>(n), want.begin())) << "differs in MiB at " << off;
+        ASSERT_TRUE(std::equal(got.begin(), got.begin() + static_cast<long>(n), want.begin()))
+            << "differs in MiB at " << off;
       }
       pos = end;
     }
     // And the islands are there (a hole where one belongs would have passed the scan above).
     for (const auto& i : islands) {
-      ASSERT_EQ(::pread(fd, got.data(), i.bytes.size(), static_cast<off_t>(i.at)), static_cast<ssize_t>(i.bytes.size()));
+      ASSERT_EQ(::pread(fd, got.data(), i.bytes.size(), static_cast<off_t>(i.at)),
+                static_cast<ssize_t>(i.bytes.size()));
       ASSERT_TRUE(std::equal(i.bytes.begin(), i.bytes.end(), got.begin())) << "island at " << i.at;
     }
     ::close(fd);

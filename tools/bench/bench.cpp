@@ -15,13 +15,12 @@ namespace ncast::bench {
 namespace po = boost::program_options;
 
 void add_common_options(po::options_description& desc, CommonOptions& common) {
-  desc.add_options()
-    ("json", po::bool_switch(&common.json), "print one JSON object per line")
-    ("markdown", po::bool_switch(&common.markdown), "print a markdown table")
-    ("seconds", po::value(&common.seconds)->default_value(common.seconds), "measuring time per case")
-    ("cpu", po::value(&common.cpu)->default_value(common.cpu), "pin to this CPU (-1: do not pin)")
-    ("seed", po::value(&common.seed)->default_value(common.seed), "seed of the random inputs")
-    ("help,h", "show this help");
+  desc.add_options()("json", po::bool_switch(&common.json), "print one JSON object per line")(
+      "markdown", po::bool_switch(&common.markdown), "print a markdown table")(
+      "seconds", po::value(&common.seconds)->default_value(common.seconds), "measuring time per case")(
+      "cpu", po::value(&common.cpu)->default_value(common.cpu), "pin to this CPU (-1: do not pin)")(
+      "seed", po::value(&common.seed)->default_value(common.seed), "seed of the random inputs")("help,h",
+                                                                                                "show this help");
 }
 
 bool parse_options(int argc, char** argv, const std::string& usage, po::options_description& desc,
@@ -72,8 +71,8 @@ double measure_gb_per_s(const std::function<void()>& fn, double bytes_per_call, 
   return median(rates);
 }
 
-Comparison measure_against(const std::function<void()>& fn, const std::function<void()>& anchor,
-                           double bytes_per_call, double seconds) {
+Comparison measure_against(const std::function<void()>& fn, const std::function<void()>& anchor, double bytes_per_call,
+                           double seconds) {
   fn();
   anchor();
   std::vector<double> mine, theirs;
@@ -103,7 +102,8 @@ void Reporter::emit(Record record) {
   const double gbps = record["gb_per_s"].get<double>();
   if (markdown_) {
     if (!header_printed_) {
-      std::printf("| bench | backend/level | case | GB/s | anchor | anchor GB/s | ratio |\n|---|---|---|---:|---|---:|---:|\n");
+      std::printf(
+          "| bench | backend/level | case | GB/s | anchor | anchor GB/s | ratio |\n|---|---|---|---:|---|---:|---:|\n");
       header_printed_ = true;
     }
     char anchor_cells[256] = " | |";
@@ -177,8 +177,7 @@ void pin_to_cpu(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
-  if (sched_setaffinity(0, sizeof set, &set) != 0)
-    throw std::runtime_error("cannot pin to CPU " + std::to_string(cpu));
+  if (sched_setaffinity(0, sizeof set, &set) != 0) throw std::runtime_error("cannot pin to CPU " + std::to_string(cpu));
 }
 
 }  // namespace ncast::bench

@@ -13,19 +13,19 @@
 namespace ncast::bench {
 
 struct CommonOptions {
-  bool json = false;        // one JSON object per line instead of a table
-  bool markdown = false;    // a markdown table, as committed under bench/results/
-  double seconds = 0.5;     // time spent measuring each case (split into trials)
-  int cpu = -1;             // pin the benchmark thread to this CPU (-1: leave it)
-  std::uint64_t seed = 1;   // seed of the random inputs
+  bool json = false;       // one JSON object per line instead of a table
+  bool markdown = false;   // a markdown table, as committed under bench/results/
+  double seconds = 0.5;    // time spent measuring each case (split into trials)
+  int cpu = -1;            // pin the benchmark thread to this CPU (-1: leave it)
+  std::uint64_t seed = 1;  // seed of the random inputs
 };
 
 // Adds --json, --markdown, --seconds, --cpu and --seed to a subcommand's options.
 void add_common_options(boost::program_options::options_description& desc, CommonOptions& common);
 // Parses argv for a subcommand; prints help and returns false when --help was given.
 // Throws boost::program_options::error on bad input.
-bool parse_options(int argc, char** argv, const std::string& usage,
-                   boost::program_options::options_description& desc, CommonOptions& common);
+bool parse_options(int argc, char** argv, const std::string& usage, boost::program_options::options_description& desc,
+                   CommonOptions& common);
 
 // Throughput of fn in 10^9 bytes per second, bytes_per_call being what one call processes:
 // the median of five trials after one warm-up call.
@@ -37,8 +37,8 @@ struct Comparison {
 };
 // fn and its anchor timed in alternating trials (median of five each), so that whatever else the
 // machine is doing weighs on both alike and the ratio stays meaningful on a busy or noisy host.
-Comparison measure_against(const std::function<void()>& fn, const std::function<void()>& anchor,
-                           double bytes_per_call, double seconds);
+Comparison measure_against(const std::function<void()>& fn, const std::function<void()>& anchor, double bytes_per_call,
+                           double seconds);
 
 // A record is one measured case. Keys every subcommand prints: bench, backend, level, the case
 // parameters, gb_per_s, and where an anchor ran in the same process: anchor, anchor_gb_per_s, ratio.

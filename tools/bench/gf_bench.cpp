@@ -20,7 +20,7 @@ struct Case {
 };
 
 const std::vector<Case> kCases = {
-  {"mul", 1, 1}, {"mul_add", 1, 1}, {"dot", 10, 1}, {"dot_multi", 10, 4}, {"dot_multi", 32, 8},
+    {"mul", 1, 1}, {"mul_add", 1, 1}, {"dot", 10, 1}, {"dot_multi", 10, 4}, {"dot_multi", 32, 8},
 };
 
 void run_case(const Case& c, std::size_t bytes, const std::vector<gf::Level>& levels, const CommonOptions& common,
@@ -64,7 +64,8 @@ void run_case(const Case& c, std::size_t bytes, const std::vector<gf::Level>& le
     for (std::size_t i = 0; i < c.m; ++i)
       if (!std::equal(want_ptrs[i], want_ptrs[i] + bytes, dst_ptrs[i]))
         throw std::runtime_error("kernel " + c.kernel + " at level " + std::string(gf::to_string(level)) +
-                                 " disagrees with ISA-L (k=" + std::to_string(c.k) + ", m=" + std::to_string(c.m) + ")");
+                                 " disagrees with ISA-L (k=" + std::to_string(c.k) + ", m=" + std::to_string(c.m) +
+                                 ")");
 
     Record r;
     r["bench"] = "gf";
@@ -91,10 +92,10 @@ int run_gf(int argc, char** argv) {
   std::vector<std::size_t> sizes{4096, 1 << 20};
   std::vector<std::string> kernels;
   po::options_description desc("ncast-bench gf options");
-  desc.add_options()
-    ("level", po::value(&level_names)->multitoken(), "SIMD levels to run (default: every level this CPU has)")
-    ("bytes", po::value(&sizes)->multitoken(), "region sizes in bytes (default: 4096 1048576)")
-    ("kernel", po::value(&kernels)->multitoken(), "kernels to run: mul mul_add dot dot_multi (default: all)");
+  desc.add_options()("level", po::value(&level_names)->multitoken(),
+                     "SIMD levels to run (default: every level this CPU has)")(
+      "bytes", po::value(&sizes)->multitoken(), "region sizes in bytes (default: 4096 1048576)")(
+      "kernel", po::value(&kernels)->multitoken(), "kernels to run: mul mul_add dot dot_multi (default: all)");
   add_common_options(desc, common);
   if (!parse_options(argc, argv, "usage: ncast-bench gf [options]", desc, common)) return 0;
 

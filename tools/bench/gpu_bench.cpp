@@ -16,17 +16,17 @@
 #include <vector>
 
 #include "coding/cpu_engine.hpp"
+#include "coding/rlnc/decoder.hpp"
 #include "coding/rlnc/encoder.hpp"
 #include "coding/rs/codec.hpp"
-#include "coding/rlnc/decoder.hpp"
 #include "gpu/batch_decoder.hpp"
 #include "gpu/batch_encoder.hpp"
-#include "gpu/progressive_decoder.hpp"
-#include "gpu/rs_device.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_engine.hpp"
 #include "gpu/device_info.hpp"
 #include "gpu/gf_kernel.hpp"
+#include "gpu/progressive_decoder.hpp"
+#include "gpu/rs_device.hpp"
 #include "tools/bench/bench.hpp"
 #include "tools/bench/isal_anchor.hpp"
 #include "tools/bench/subcommands.hpp"
@@ -85,7 +85,8 @@ double host_gb_per_s(const std::function<void()>& call, double bytes_per_call, d
       ++calls;
       now = clock::now();
     } while (std::chrono::duration<double>(now - begin).count() < seconds / 5);
-    rates.push_back(bytes_per_call * static_cast<double>(calls) / std::chrono::duration<double>(now - begin).count() / 1e9);
+    rates.push_back(bytes_per_call * static_cast<double>(calls) / std::chrono::duration<double>(now - begin).count() /
+                    1e9);
   }
   std::nth_element(rates.begin(), rates.begin() + 2, rates.end());
   return rates[2];
@@ -114,7 +115,8 @@ void run_device_case(const std::string& name, std::size_t n, std::size_t m, std:
   for (std::size_t i = 0; i < std::min<std::size_t>(8, m); ++i) sample_rows.push_back(i);
   if (m > 8) sample_rows.push_back(m - 1);
   std::vector<std::uint8_t> sample_coefs;
-  for (std::size_t i : sample_rows) sample_coefs.insert(sample_coefs.end(), coef_bytes.begin() + i * n, coef_bytes.begin() + (i + 1) * n);
+  for (std::size_t i : sample_rows)
+    sample_coefs.insert(sample_coefs.end(), coef_bytes.begin() + i * n, coef_bytes.begin() + (i + 1) * n);
   std::vector<const std::uint8_t*> src_rows;
   for (std::size_t j = 0; j < n; ++j) src_rows.push_back(src_bytes.data() + j * len);
   std::vector<std::vector<std::uint8_t>> want(sample_rows.size(), std::vector<std::uint8_t>(len));
@@ -133,14 +135,14 @@ void run_device_case(const std::string& name, std::size_t n, std::size_t m, std:
     stream.synchronize("checking a kernel");
     for (std::size_t s = 0; s < sample_rows.size(); ++s) {
       std::vector<std::uint8_t> got(len);
-      gpu::check(cudaMemcpy(got.data(), dst.ref().row(sample_rows[s]), len, cudaMemcpyDeviceToHost), "checking a kernel");
+      gpu::check(cudaMemcpy(got.data(), dst.ref().row(sample_rows[s]), len, cudaMemcpyDeviceToHost),
+                 "checking a kernel");
       if (got != want[s])
         throw std::runtime_error("kernel " + v.name() + " disagrees with the CPU engine on output row " +
                                  std::to_string(sample_rows[s]) + " of case " + name);
     }
-    const double rate = device_gb_per_s(
-        [&](cudaStream_t s) { gpu::multiply(v.kernel, product, false, s, v.tile); }, counted, common.seconds,
-        stream.get());
+    const double rate = device_gb_per_s([&](cudaStream_t s) { gpu::multiply(v.kernel, product, false, s, v.tile); },
+                                        counted, common.seconds, stream.get());
     results.emplace_back(v, rate);
   }
   auto rate_of = [&](Kernel k) {
@@ -181,7 +183,8 @@ void run_host_rs_case(std::size_t k, std::size_t m, std::size_t len, const std::
   std::vector<const std::uint8_t*> ins;
   std::vector<std::uint8_t*> outs, isal_outs;
   for (std::size_t j = 0; j < k; ++j) ins.push_back(in.get() + j * len);
-  for (std::size_t i = 0; i < m; ++i) outs.push_back(out.get() + i * len), isal_outs.push_back(isal_out.data() + i * len);
+  for (std::size_t i = 0; i < m; ++i)
+    outs.push_back(out.get() + i * len), isal_outs.push_back(isal_out.data() + i * len);
 
   const IsalMatrixEncoder isal(coefs.data(), m, k);
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
@@ -211,9 +214,8 @@ void run_host_rs_case(std::size_t k, std::size_t m, std::size_t len, const std::
     if (std::memcmp(out.get(), isal_out.data(), m * len) != 0)
       throw std::runtime_error("host-resident RS through kernel " + std::string(gpu::to_string(kernel)) +
                                " disagrees with ISA-L");
-    const double rate = host_gb_per_s(
-        [&] { engine.multiply(coefs.data(), m, k, ins.data(), outs.data(), len, false); },
-        static_cast<double>(k * len), common.seconds);
+    const double rate = host_gb_per_s([&] { engine.multiply(coefs.data(), m, k, ins.data(), outs.data(), len, false); },
+                                      static_cast<double>(k * len), common.seconds);
     Record r;
     r["bench"] = "gpu";
     r["case"] = "rs-host";
@@ -250,7 +252,8 @@ void run_batch_encode_case(std::size_t segments, const CommonOptions& common, Re
   const double bytes = static_cast<double>(requests.size() * len);
 
   std::vector<rlnc::Encoder> cpu;
-  for (std::uint32_t g = 0; g < segments; ++g) cpu.emplace_back(blocks[g], rlnc::SeedContext{rlnc::coefficient_seed(1, 1), g}, options);
+  for (std::uint32_t g = 0; g < segments; ++g)
+    cpu.emplace_back(blocks[g], rlnc::SeedContext{rlnc::coefficient_seed(1, 1), g}, options);
   std::vector<std::uint8_t> cpu_out(requests.size() * len);
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   auto cpu_all_threads = [&] {
@@ -303,7 +306,8 @@ void run_decode_case(std::size_t count, const CommonOptions& common, Reporter& r
     outs.emplace_back(n, len, "benchmark outputs");
     host_coefs.push_back(random_device_fill(coefs.back(), common.seed + 2 * g));
     host_sources.push_back(random_device_fill(sources.back(), common.seed + 2 * g + 1));
-    gpu::multiply(Kernel::prmt, {coefs.back().cref(), sources.back().cref(), payloads.back().ref()}, false, stream.get());
+    gpu::multiply(Kernel::prmt, {coefs.back().cref(), sources.back().cref(), payloads.back().ref()}, false,
+                  stream.get());
     host_payloads.emplace_back(n * len);
     std::vector<std::uint8_t*> rows;
     for (std::size_t i = 0; i < n; ++i) rows.push_back(host_payloads.back().data() + i * len);
@@ -316,7 +320,8 @@ void run_decode_case(std::size_t count, const CommonOptions& common, Reporter& r
   // checked against the sources before it is timed.
   gpu::BatchDecoder decoder, prmt_decoder(Kernel::prmt), bitslice_decoder(Kernel::bitslice);
   for (gpu::BatchDecoder* d : {&decoder, &prmt_decoder, &bitslice_decoder}) {
-    for (auto& o : outs) gpu::check(cudaMemset2D(o.ref().data, o.pitch(), 0xA5, o.cols(), o.rows()), "poisoning outputs");
+    for (auto& o : outs)
+      gpu::check(cudaMemset2D(o.ref().data, o.pitch(), 0xA5, o.cols(), o.rows()), "poisoning outputs");
     gpu::check(cudaDeviceSynchronize(), "poisoning outputs");
     const auto ok = d->decode(jobs, stream.get());
     for (std::size_t g = 0; g < count; ++g) {
@@ -326,7 +331,8 @@ void run_decode_case(std::size_t count, const CommonOptions& common, Reporter& r
       for (std::size_t i = 0; i < n; ++i) rows.push_back(got.data() + i * len);
       outs[g].download(rows.data(), stream.get());
       stream.synchronize("checking the decode");
-      if (got != host_sources[g]) throw std::runtime_error("GPU decode of generation " + std::to_string(g) + " is wrong");
+      if (got != host_sources[g])
+        throw std::runtime_error("GPU decode of generation " + std::to_string(g) + " is wrong");
     }
   }
 
@@ -341,8 +347,11 @@ void run_decode_case(std::size_t count, const CommonOptions& common, Reporter& r
         for (std::size_t g = t; g < count; g += threads) {
           rlnc::Decoder d(layout, cpu_out[g], {});
           for (std::size_t i = 0; i < n; ++i)
-            d.add({rlnc::SymbolKind::coded, static_cast<std::uint32_t>(i), {},
-                   std::span(host_coefs[g]).subspan(i * n, n), std::span(host_payloads[g]).subspan(i * len, len)});
+            d.add({rlnc::SymbolKind::coded,
+                   static_cast<std::uint32_t>(i),
+                   {},
+                   std::span(host_coefs[g]).subspan(i * n, n),
+                   std::span(host_payloads[g]).subspan(i * len, len)});
           d.flush();
         }
       });
@@ -361,12 +370,13 @@ void run_decode_case(std::size_t count, const CommonOptions& common, Reporter& r
     gpu::BatchDecoder* decoder;
     Kernel product;
   };
-  for (const Timed& t : {Timed{"decode", count, &decoder, Kernel::automatic}, Timed{"decode", count, &prmt_decoder, Kernel::prmt},
-                         Timed{"decode", count, &bitslice_decoder, Kernel::bitslice},
-                         Timed{"decode-one", 1, &decoder, Kernel::automatic}}) {
+  for (const Timed& t :
+       {Timed{"decode", count, &decoder, Kernel::automatic}, Timed{"decode", count, &prmt_decoder, Kernel::prmt},
+        Timed{"decode", count, &bitslice_decoder, Kernel::bitslice},
+        Timed{"decode-one", 1, &decoder, Kernel::automatic}}) {
     const auto some = std::span(jobs).first(t.gens);
-    const double r = host_gb_per_s([&] { t.decoder->decode(some, stream.get()); }, static_cast<double>(t.gens * n * len),
-                                   common.seconds);
+    const double r = host_gb_per_s([&] { t.decoder->decode(some, stream.get()); },
+                                   static_cast<double>(t.gens * n * len), common.seconds);
     Record rec;
     rec["bench"] = "gpu";
     rec["case"] = t.name;
@@ -396,7 +406,9 @@ void run_progressive_case(std::size_t count, const CommonOptions& common, Report
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   std::vector<rlnc::SourceBlock> blocks;
   for (std::size_t g = 0; g < count; ++g) blocks.emplace_back(layout, random_bytes(n * len, common.seed + g));
-  auto seeds_of = [&](std::size_t g) { return rlnc::SeedContext{rlnc::coefficient_seed(2, 3), static_cast<std::uint32_t>(g)}; };
+  auto seeds_of = [&](std::size_t g) {
+    return rlnc::SeedContext{rlnc::coefficient_seed(2, 3), static_cast<std::uint32_t>(g)};
+  };
   std::vector<std::vector<rlnc::CodedSymbol>> symbols(count);
   {
     std::vector<std::thread> pool;
@@ -490,7 +502,8 @@ void run_decode_payload_case(std::size_t count, const std::vector<Kernel>& kerne
     const std::size_t g = w == 0 ? 0 : count - 1;
     std::vector<const std::uint8_t*> in;
     std::vector<std::uint8_t*> out;
-    for (std::size_t i = 0; i < n; ++i) in.push_back(host_sources[g].data() + i * len), out.push_back(want[w].data() + i * len);
+    for (std::size_t i = 0; i < n; ++i)
+      in.push_back(host_sources[g].data() + i * len), out.push_back(want[w].data() + i * len);
     CpuEngine().multiply(host_coefs[g].data(), n, n, in.data(), out.data(), len, false);
   }
   gpu::Stream stream;
@@ -498,7 +511,8 @@ void run_decode_payload_case(std::size_t count, const std::vector<Kernel>& kerne
     if (gpu::is_seed_style(kernel)) continue;  // minutes at this size, and no anchor is needed here
     gpu::ProductBatch batch;
     for (std::size_t g = 0; g < count; ++g) batch.add({coefs[g].cref(), sources[g].cref(), outs[g].ref()});
-    for (auto& o : outs) gpu::check(cudaMemset2D(o.ref().data, o.pitch(), 0xA5, o.cols(), o.rows()), "poisoning outputs");
+    for (auto& o : outs)
+      gpu::check(cudaMemset2D(o.ref().data, o.pitch(), 0xA5, o.cols(), o.rows()), "poisoning outputs");
     gpu::check(cudaDeviceSynchronize(), "poisoning outputs");
     batch.multiply(kernel, false, stream.get());
     stream.synchronize("checking the payload products");
@@ -519,7 +533,8 @@ void run_decode_payload_case(std::size_t count, const std::vector<Kernel>& kerne
     r["case"] = "decode-payload";
     r["backend"] = "cuda";
     const Kernel ran = kernel == Kernel::automatic ? gpu::fastest_kernel(n, n, len, count) : kernel;
-    r["level"] = std::string(gpu::to_string(kernel)) + (kernel == Kernel::automatic ? " (" + std::string(gpu::to_string(ran)) + ")" : "");
+    r["level"] = std::string(gpu::to_string(kernel)) +
+                 (kernel == Kernel::automatic ? " (" + std::string(gpu::to_string(ran)) + ")" : "");
     r["n"] = n;
     r["m"] = count;
     r["len"] = len;
@@ -561,9 +576,10 @@ void run_rs_codec_case(std::size_t len, const CommonOptions& common, Reporter& r
   codec.reconstruct(stripe.ref(), lost, stream.get());
   check_stripe("device RS reconstruct");
   const double bytes = static_cast<double>(k * len);
-  const double encode = device_gb_per_s([&](cudaStream_t s) { codec.encode(stripe.ref(), s); }, bytes, common.seconds, stream.get());
-  const double rebuild =
-      device_gb_per_s([&](cudaStream_t s) { codec.reconstruct(stripe.ref(), lost, s); }, bytes, common.seconds, stream.get());
+  const double encode =
+      device_gb_per_s([&](cudaStream_t s) { codec.encode(stripe.ref(), s); }, bytes, common.seconds, stream.get());
+  const double rebuild = device_gb_per_s([&](cudaStream_t s) { codec.reconstruct(stripe.ref(), lost, s); }, bytes,
+                                         common.seconds, stream.get());
   for (const auto& [name, rate] : {std::pair{"rs-codec-encode", encode}, std::pair{"rs-codec-rebuild4", rebuild}}) {
     Record r;
     r["bench"] = "gpu";
@@ -579,9 +595,8 @@ void run_rs_codec_case(std::size_t len, const CommonOptions& common, Reporter& r
   }
 }
 
-const std::vector<std::string> kCases = {"rlnc128",    "rlnc32",     "rs-device", "rs-device-32",
-                                         "rs-host",    "rs-codec",   "rlnc-batch", "decode",
-                                         "decode-payload", "decode-progressive"};
+const std::vector<std::string> kCases = {"rlnc128",  "rlnc32",     "rs-device", "rs-device-32",   "rs-host",
+                                         "rs-codec", "rlnc-batch", "decode",    "decode-payload", "decode-progressive"};
 
 }  // namespace
 
@@ -591,15 +606,14 @@ int run_gpu(int argc, char** argv) {
   bool all_tiles = false;
   std::size_t coded = 16384, rs_len = std::size_t{32} << 20;
   po::options_description desc("ncast-bench gpu options");
-  desc.add_options()
-    ("case", po::value(&cases)->multitoken(),
-     "cases: rlnc128 rlnc32 rs-device rs-device-32 rs-host rs-codec rlnc-batch decode decode-payload "
-     "decode-progressive (default: all)")
-    ("kernel", po::value(&kernel_names)->multitoken(),
-     "kernels: nuclei-loop gibraltar-logexp product-table prmt bitslice tensor-b1 auto (default: all)")
-    ("all-tiles", po::bool_switch(&all_tiles), "also time every compiled prmt tile in the RLNC cases")
-    ("coded", po::value(&coded)->default_value(coded), "coded blocks per launch in the RLNC cases")
-    ("rs-bytes", po::value(&rs_len)->default_value(rs_len), "bytes per shard in the RS cases");
+  desc.add_options()("case", po::value(&cases)->multitoken(),
+                     "cases: rlnc128 rlnc32 rs-device rs-device-32 rs-host rs-codec rlnc-batch decode decode-payload "
+                     "decode-progressive (default: all)")(
+      "kernel", po::value(&kernel_names)->multitoken(),
+      "kernels: nuclei-loop gibraltar-logexp product-table prmt bitslice tensor-b1 auto (default: all)")(
+      "all-tiles", po::bool_switch(&all_tiles), "also time every compiled prmt tile in the RLNC cases")(
+      "coded", po::value(&coded)->default_value(coded), "coded blocks per launch in the RLNC cases")(
+      "rs-bytes", po::value(&rs_len)->default_value(rs_len), "bytes per shard in the RS cases");
   add_common_options(desc, common);
   if (!parse_options(argc, argv, "usage: ncast-bench gpu [options]", desc, common)) return 0;
   for (const auto& c : cases)

@@ -83,8 +83,8 @@ class Sinks {
     while (!stop_) {
       const int n = ::epoll_wait(epoll_, events, 64, 20);
       for (int e = 0; e < n; ++e)
-        while (server::receive_batch(events[e].data.fd, buf.data(), kBatch, [](auto, const auto&) {}).messages == kBatch) {
-        }
+        while (server::receive_batch(events[e].data.fd, buf.data(), kBatch, [](auto, const auto&) {}).messages ==
+               kBatch) {}
     }
   }
 
@@ -98,7 +98,8 @@ class Sinks {
 }  // namespace
 
 RawUdpResult measure_raw_udp(std::size_t datagram, std::size_t destinations, std::size_t run, double seconds) {
-  if (datagram == 0 || destinations == 0 || run == 0 || !(seconds > 0)) throw std::invalid_argument("raw UDP anchor: bad parameters");
+  if (datagram == 0 || destinations == 0 || run == 0 || !(seconds > 0))
+    throw std::invalid_argument("raw UDP anchor: bad parameters");
   Sinks sinks(destinations);
   boost::asio::io_context io;
   server::ServerConfig defaults;

@@ -123,7 +123,8 @@ void run_case(std::size_t n, std::size_t len, const Settings& s, const CommonOpt
     encoder.produce(ids[i], 1, &p, matrix.data() + i * n);
   }
   std::vector<rlnc::SymbolView> symbols;
-  for (std::size_t i = 0; i < n; ++i) symbols.push_back({rlnc::SymbolKind::coded, ids[i], {}, {}, {coded_ptrs[i], len}});
+  for (std::size_t i = 0; i < n; ++i)
+    symbols.push_back({rlnc::SymbolKind::coded, ids[i], {}, {}, {coded_ptrs[i], len}});
 
   if (wants("decode")) {
     const auto decode = [&] {
@@ -190,12 +191,12 @@ int run_rlnc(int argc, char** argv) {
   std::vector<std::string> ops;
   std::string backend = "cpu";
   po::options_description desc("ncast-bench rlnc options");
-  desc.add_options()
-    ("n", po::value(&ns)->multitoken(), "generation sizes (default: 16 32 64 128 256)")
-    ("symbol", po::value(&symbols)->multitoken(), "symbol sizes in bytes (default: 1200 4096 16384)")
-    ("op", po::value(&ops)->multitoken(), "encode decode recode (default: all)")
-    ("batch", po::value(&s.batch)->default_value(s.batch), "decoder batch: arrivals whose payload work is done together")
-    ("backend", po::value(&backend)->default_value(backend), "cpu (the RLNC codec has no CUDA path yet)");
+  desc.add_options()("n", po::value(&ns)->multitoken(), "generation sizes (default: 16 32 64 128 256)")(
+      "symbol", po::value(&symbols)->multitoken(), "symbol sizes in bytes (default: 1200 4096 16384)")(
+      "op", po::value(&ops)->multitoken(), "encode decode recode (default: all)")(
+      "batch", po::value(&s.batch)->default_value(s.batch),
+      "decoder batch: arrivals whose payload work is done together")(
+      "backend", po::value(&backend)->default_value(backend), "cpu (the RLNC codec has no CUDA path yet)");
   add_common_options(desc, common);
   if (!parse_options(argc, argv, "usage: ncast-bench rlnc [--n N...] [--symbol L...] [options]", desc, common))
     return 0;

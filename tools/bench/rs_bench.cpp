@@ -187,13 +187,11 @@ int run_rs(int argc, char** argv) {
   std::size_t k = 0, m = 0;
   std::string matrix = "cauchy", backend = "cpu";
   po::options_description desc("ncast-bench rs options");
-  desc.add_options()
-    ("k", po::value(&k), "data shards (with --m; default: the cases 8+3 10+4 16+4 32+8 128+32)")
-    ("m", po::value(&m), "parity shards")
-    ("shard", po::value(&s.shard)->default_value(s.shard), "bytes per shard")
-    ("matrix", po::value(&matrix)->default_value(matrix), "cauchy | vandermonde")
-    ("backend", po::value(&backend)->default_value(backend), "auto | cpu | cuda")
-    ("lost", po::value(&s.lost), "data shards lost in the decode cases (default: min(m, k))");
+  desc.add_options()("k", po::value(&k), "data shards (with --m; default: the cases 8+3 10+4 16+4 32+8 128+32)")(
+      "m", po::value(&m), "parity shards")("shard", po::value(&s.shard)->default_value(s.shard), "bytes per shard")(
+      "matrix", po::value(&matrix)->default_value(matrix), "cauchy | vandermonde")(
+      "backend", po::value(&backend)->default_value(backend), "auto | cpu | cuda")(
+      "lost", po::value(&s.lost), "data shards lost in the decode cases (default: min(m, k))");
   add_common_options(desc, common);
   if (!parse_options(argc, argv, "usage: ncast-bench rs [--k K --m M] [options]", desc, common)) return 0;
 

@@ -93,18 +93,26 @@ Trial run_trial(const ServeOptions& o, const fs::path& media, std::size_t peers,
   // --max-rate (all sessions of a server together, 1 Gbit/s by default) is lifted: what is measured is
   // how many peers the server's CPU keeps up with, not the configured cap.
   const std::string sessions = std::to_string(peers / o.servers + peers / 4 + 16);
-  std::vector<std::string> args{"--file", media.string(), "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--bitrate",
-                                o.bitrate, "--symbols", std::to_string(o.n), "--symbol-size", std::to_string(o.symbol_size),
-                                "--backend", o.backend, "--max-sessions", sessions, "--stats-interval", "0",
-                                "--coded-cache-mb", "64", "--threads", std::to_string(o.server_threads), "--max-rate", "1000G",
-                                "--pacing-burst", std::to_string(o.pacing_burst)};
+  std::vector<std::string> args{"--file",           media.string(),
+                                "--listen",         "127.0.0.1:0",
+                                "--metrics",        "127.0.0.1:0",
+                                "--bitrate",        o.bitrate,
+                                "--symbols",        std::to_string(o.n),
+                                "--symbol-size",    std::to_string(o.symbol_size),
+                                "--backend",        o.backend,
+                                "--max-sessions",   sessions,
+                                "--stats-interval", "0",
+                                "--coded-cache-mb", "64",
+                                "--threads",        std::to_string(o.server_threads),
+                                "--max-rate",       "1000G",
+                                "--pacing-burst",   std::to_string(o.pacing_burst)};
   if (o.pacing_tick_us > 0) args.insert(args.end(), {"--pacing-tick-us", std::to_string(o.pacing_tick_us)});
   std::vector<std::unique_ptr<ServerProcess>> servers;
   swarm::SwarmOptions so;
   for (unsigned i = 0; i < o.servers; ++i) {
     servers.push_back(std::make_unique<ServerProcess>(
-        o.server_bin, args,
-        o.server_cpu < 0 ? -1 : o.server_cpu + static_cast<int>(i * o.server_threads), static_cast<int>(o.server_threads)));
+        o.server_bin, args, o.server_cpu < 0 ? -1 : o.server_cpu + static_cast<int>(i * o.server_threads),
+        static_cast<int>(o.server_threads)));
     so.servers.push_back(servers.back()->address());
     so.metrics.push_back(servers.back()->metrics());
   }
@@ -176,7 +184,9 @@ void plot(const ServeOptions& o, const std::vector<Trial>& trials, std::size_t b
     d << "# peers late_percent server_cpu_percent_of_a_core pass\n";
     for (const auto* t : sorted) {
       const auto& s = t->swarm;
-      const double cpu = s["server_cpu_per_peer"].is_number() ? s["server_cpu_per_peer"].get<double>() * 100 * static_cast<double>(t->peers) : 0;
+      const double cpu = s["server_cpu_per_peer"].is_number()
+                             ? s["server_cpu_per_peer"].get<double>() * 100 * static_cast<double>(t->peers)
+                             : 0;
       d << t->peers << ' ' << 100 * s["late_fraction"].get<double>() << ' ' << cpu << ' ' << (t->pass ? 1 : 0) << '\n';
     }
   }
@@ -184,14 +194,14 @@ void plot(const ServeOptions& o, const std::vector<Trial>& trials, std::size_t b
     std::ofstream g(gp);
     // Names relative to the script's folder, so that the script can be moved with its data and run again.
     g << "set terminal png size 900,560\nset output '" << png.filename().string() << "'\n"
-      << "set title 'ncast-server on loopback: realtime peers at " << o.bitrate << " (n=" << o.n << ", L=" << o.symbol_size
-      << "), largest passing: " << best << "'\n"
+      << "set title 'ncast-server on loopback: realtime peers at " << o.bitrate << " (n=" << o.n
+      << ", L=" << o.symbol_size << "), largest passing: " << best << "'\n"
       << "set xlabel 'concurrent peers'\nset ylabel 'late segments (%)'\nset y2label 'server CPU (% of one core)'\n"
       << "set ytics nomirror\nset y2tics\nset grid\nset key top left\nset yrange [0:*]\nset y2range [0:*]\n"
       << "set arrow from graph 0, first " << 100 * o.late_limit << " to graph 1, first " << 100 * o.late_limit
       << " nohead dashtype 2\n"
-      << "plot '" << dat.filename().string() << "' using 1:2 with linespoints title 'late segments', '" << dat.filename().string()
-      << "' using 1:3 axes x1y2 with linespoints title 'server CPU'\n";
+      << "plot '" << dat.filename().string() << "' using 1:2 with linespoints title 'late segments', '"
+      << dat.filename().string() << "' using 1:3 axes x1y2 with linespoints title 'server CPU'\n";
   }
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
     std::cerr << "ncast-bench serve: gnuplot not found (tools/install-deps.sh installs gnuplot-nox); data in " << dat
@@ -210,28 +220,39 @@ int run_serve(int argc, char** argv) {
   ServeOptions o;
   CommonOptions common;
   po::options_description desc("ncast-bench serve options");
-  desc.add_options()
-    ("bitrate", po::value(&o.bitrate)->default_value(o.bitrate), "the stream's bitrate; every peer plays at it")
-    ("media-seconds", po::value(&o.media_seconds)->default_value(o.media_seconds), "length of the stream at that bitrate")
-    ("symbols", po::value(&o.n)->default_value(o.n), "source symbols per segment")
-    ("symbol-size", po::value(&o.symbol_size)->default_value(o.symbol_size), "octets per symbol (1024: a coded packet fits 1200 octets)")
-    ("start", po::value(&o.start)->default_value(o.start), "peers in the first trial")
-    ("max", po::value(&o.max)->default_value(o.max), "peers at most")
-    ("budget", po::value(&o.budget_s)->default_value(o.budget_s), "seconds for the whole search; no trial starts that would overrun it")
-    ("precision", po::value(&o.precision)->default_value(o.precision), "stop bisecting when the bracket is narrower than this fraction")
-    ("late-limit", po::value(&o.late_limit)->default_value(o.late_limit), "a trial fails at this fraction of late segments or more")
-    ("threads", po::value(&o.threads)->default_value(0), "swarm worker threads (0: cores − 1, at least 1)")
-    ("loss", po::value(&o.loss)->default_value(o.loss), "each peer's simulated loss (ncast-swarm --loss)")
-    ("backend", po::value(&o.backend)->default_value(o.backend), "the server's coding engine: auto, cpu or cuda")
-    ("server-bin", po::value(&o.server_bin), "ncast-server to run (default: the one of this build tree)")
-    ("servers", po::value(&o.servers)->default_value(1), "server processes sharing the peers out (peer i to server i mod k)")
-    ("server-threads", po::value(&o.server_threads)->default_value(1), "ncast-server --threads of each server process")
-    ("pacing-tick-us", po::value(&o.pacing_tick_us)->default_value(0), "ncast-server --pacing-tick-us (0: the server's default)")
-    ("pacing-burst", po::value(&o.pacing_burst)->default_value(o.pacing_burst), "ncast-server --pacing-burst")
-    ("server-cpu", po::value(&o.server_cpu)->default_value(-1), "pin server i to CPUs server-cpu + i·T .. + T−1, T = --server-threads (-1: do not); --cpu pins the swarm")
-    ("anchor-seconds", po::value(&o.anchor_seconds)->default_value(o.anchor_seconds), "measuring time of each raw UDP anchor (the best of three such is kept)")
-    ("anchor-run", po::value(&o.anchor_run)->default_value(o.anchor_run), "datagrams in a row to one destination in the anchor (runs > 1 become UDP GSO sends; 0: --pacing-burst)")
-    ("plot", po::value(&o.plot), "draw peers against late segments and server CPU into this PNG (gnuplot; .dat and .gp beside it)");
+  desc.add_options()("bitrate", po::value(&o.bitrate)->default_value(o.bitrate),
+                     "the stream's bitrate; every peer plays at it")(
+      "media-seconds", po::value(&o.media_seconds)->default_value(o.media_seconds),
+      "length of the stream at that bitrate")("symbols", po::value(&o.n)->default_value(o.n),
+                                              "source symbols per segment")(
+      "symbol-size", po::value(&o.symbol_size)->default_value(o.symbol_size),
+      "octets per symbol (1024: a coded packet fits 1200 octets)")("start", po::value(&o.start)->default_value(o.start),
+                                                                   "peers in the first trial")(
+      "max", po::value(&o.max)->default_value(o.max), "peers at most")(
+      "budget", po::value(&o.budget_s)->default_value(o.budget_s),
+      "seconds for the whole search; no trial starts that would overrun it")(
+      "precision", po::value(&o.precision)->default_value(o.precision),
+      "stop bisecting when the bracket is narrower than this fraction")(
+      "late-limit", po::value(&o.late_limit)->default_value(o.late_limit),
+      "a trial fails at this fraction of late segments or more")("threads", po::value(&o.threads)->default_value(0),
+                                                                 "swarm worker threads (0: cores − 1, at least 1)")(
+      "loss", po::value(&o.loss)->default_value(o.loss), "each peer's simulated loss (ncast-swarm --loss)")(
+      "backend", po::value(&o.backend)->default_value(o.backend), "the server's coding engine: auto, cpu or cuda")(
+      "server-bin", po::value(&o.server_bin), "ncast-server to run (default: the one of this build tree)")(
+      "servers", po::value(&o.servers)->default_value(1),
+      "server processes sharing the peers out (peer i to server i mod k)")(
+      "server-threads", po::value(&o.server_threads)->default_value(1),
+      "ncast-server --threads of each server process")("pacing-tick-us", po::value(&o.pacing_tick_us)->default_value(0),
+                                                       "ncast-server --pacing-tick-us (0: the server's default)")(
+      "pacing-burst", po::value(&o.pacing_burst)->default_value(o.pacing_burst), "ncast-server --pacing-burst")(
+      "server-cpu", po::value(&o.server_cpu)->default_value(-1),
+      "pin server i to CPUs server-cpu + i·T .. + T−1, T = --server-threads (-1: do not); --cpu pins the swarm")(
+      "anchor-seconds", po::value(&o.anchor_seconds)->default_value(o.anchor_seconds),
+      "measuring time of each raw UDP anchor (the best of three such is kept)")(
+      "anchor-run", po::value(&o.anchor_run)->default_value(o.anchor_run),
+      "datagrams in a row to one destination in the anchor (runs > 1 become UDP GSO sends; 0: --pacing-burst)")(
+      "plot", po::value(&o.plot),
+      "draw peers against late segments and server CPU into this PNG (gnuplot; .dat and .gp beside it)");
   add_common_options(desc, common);
   if (!parse_options(argc, argv, "usage: ncast-bench serve [options]", desc, common)) return 0;
   if (o.server_bin.empty()) o.server_bin = default_server_binary();
@@ -239,7 +260,8 @@ int run_serve(int argc, char** argv) {
   if (!(bitrate >= 8000)) throw po::error("--bitrate must be at least 8k");
   if (!(o.media_seconds > 0) || !(o.budget_s > 0) || !(o.anchor_seconds > 0)) throw po::error("times must be positive");
   if (o.start < 1 || o.max < o.start) throw po::error("want 1 <= --start <= --max");
-  if (!(o.precision > 0) || !(o.late_limit > 0 && o.late_limit < 1)) throw po::error("--precision and --late-limit must be in (0, 1)");
+  if (!(o.precision > 0) || !(o.late_limit > 0 && o.late_limit < 1))
+    throw po::error("--precision and --late-limit must be in (0, 1)");
   if (o.n < 1 || o.n > 256) throw po::error("--symbols must be 1..256");
   if (o.pacing_burst < 1 || o.pacing_burst > 32) throw po::error("--pacing-burst must be 1..32");
   if (o.anchor_run == 0) o.anchor_run = o.pacing_burst;
@@ -247,13 +269,15 @@ int run_serve(int argc, char** argv) {
   if (o.servers < 1 || o.servers > 256) throw po::error("--servers must be 1..256");
   if (o.server_threads < 1 || o.server_threads > 256) throw po::error("--server-threads must be 1..256");
   if (o.pacing_tick_us > 100000) throw po::error("--pacing-tick-us must be 0..100000");
-  if (proto::coded_packet_size(0, o.symbol_size) > 1200) throw po::error("--symbol-size must keep coded packets within 1200 octets");
+  if (proto::coded_packet_size(0, o.symbol_size) > 1200)
+    throw po::error("--symbol-size must keep coded packets within 1200 octets");
   swarm::parse_loss(o.loss);
   // A trial holds a socket per peer: the search stops below the hard descriptor limit rather than fail there.
   if (rlimit r{}; ::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_max != RLIM_INFINITY && r.rlim_max > 512 &&
-      o.max > r.rlim_max - 256) {
+                  o.max > r.rlim_max - 256) {
     o.max = std::max<std::size_t>(o.start, r.rlim_max - 256);
-    std::cerr << "ncast-bench serve: at most " << o.max << " peers, for the descriptor limit of " << r.rlim_max << " (ulimit -Hn)\n";
+    std::cerr << "ncast-bench serve: at most " << o.max << " peers, for the descriptor limit of " << r.rlim_max
+              << " (ulimit -Hn)\n";
   }
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const unsigned threads = o.threads ? o.threads : std::max(1u, cores - 1);
@@ -293,7 +317,8 @@ int run_serve(int argc, char** argv) {
       next = peers >= o.max ? 0 : std::min(o.max, peers * 2);
     } else if (!lo) {
       next = peers > 1 ? peers / 2 : 0;  // even the first failed: look below
-      if (next > 0 && std::any_of(trials.begin(), trials.end(), [&](const Trial& x) { return x.peers == next; })) next = 0;
+      if (next > 0 && std::any_of(trials.begin(), trials.end(), [&](const Trial& x) { return x.peers == next; }))
+        next = 0;
     } else if (static_cast<double>(*hi - *lo) > o.precision * static_cast<double>(*lo) && *hi - *lo > 1) {
       next = (*lo + *hi) / 2;
     }

@@ -67,7 +67,8 @@ ServerProcess::ServerProcess(const std::string& binary, const std::vector<std::s
       }
       continue;
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()).count();
     pollfd p{out_, POLLIN, 0};
     char buf[4096];
     ssize_t n = 0;

@@ -19,15 +19,14 @@ int run_coefficients(int argc, char** argv) {
   std::size_t n = 128;
   double density = 1.0;
   po::options_description desc("ncast-rlnc coefficients options");
-  desc.add_options()
-    ("server", po::value(&server)->default_value(server), "server id")
-    ("stream", po::value(&stream)->default_value(stream), "stream id")
-    ("segment", po::value(&segment)->default_value(segment), "segment (generation)")
-    ("index", po::value(&index)->default_value(index), "first coded-symbol index")
-    ("count", po::value(&count)->default_value(count), "how many consecutive indices")
-    ("n", po::value(&n)->default_value(n), "generation size, 1..256")
-    ("density", po::value(&density)->default_value(density), "fraction of non-zero coefficients, (0, 1]")
-    ("help,h", "show this help");
+  desc.add_options()("server", po::value(&server)->default_value(server), "server id")(
+      "stream", po::value(&stream)->default_value(stream), "stream id")(
+      "segment", po::value(&segment)->default_value(segment), "segment (generation)")(
+      "index", po::value(&index)->default_value(index), "first coded-symbol index")(
+      "count", po::value(&count)->default_value(count), "how many consecutive indices")(
+      "n", po::value(&n)->default_value(n), "generation size, 1..256")(
+      "density", po::value(&density)->default_value(density), "fraction of non-zero coefficients, (0, 1]")(
+      "help,h", "show this help");
   po::variables_map vm;
   po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
   if (vm.count("help")) {

@@ -10,10 +10,10 @@ namespace ncast::rlnc_tool {
 
 std::span<const Command> commands() {
   static constexpr Command kAll[] = {
-    {"roundtrip", "code a file through lossy hops and recoding relays, decode it, check it byte for byte",
-     run_roundtrip},
-    {"coefficients", "print seeded coefficient vectors in the known-answer format of docs/coefficients.md",
-     run_coefficients},
+      {"roundtrip", "code a file through lossy hops and recoding relays, decode it, check it byte for byte",
+       run_roundtrip},
+      {"coefficients", "print seeded coefficient vectors in the known-answer format of docs/coefficients.md",
+       run_coefficients},
   };
   return kAll;
 }

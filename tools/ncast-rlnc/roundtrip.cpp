@@ -62,8 +62,11 @@ auto timed(double& seconds, Fn&& fn) {
 struct Node {
   Node(const rlnc::GenerationLayout& layout, const rlnc::SeedContext& source, const rlnc::SeedContext& own,
        std::size_t batch)
-      : buffer(layout.block_bytes()), decoder(layout, buffer, source, {.batch = batch}), recoder(decoder, own),
-        payload(layout.symbol_size()), coefficients(layout.n()) {}
+      : buffer(layout.block_bytes()),
+        decoder(layout, buffer, source, {.batch = batch}),
+        recoder(decoder, own),
+        payload(layout.symbol_size()),
+        coefficients(layout.n()) {}
   std::vector<std::uint8_t> buffer;
   rlnc::Decoder decoder;
   rlnc::Recoder recoder;
@@ -137,17 +140,15 @@ std::string show(double x) {
 Settings parse(int argc, char** argv, bool& help) {
   Settings s;
   po::options_description desc("ncast-rlnc roundtrip options");
-  desc.add_options()
-    ("n", po::value(&s.n)->default_value(s.n), "source symbols per generation, 1..256")
-    ("symbol", po::value(&s.symbol)->default_value(s.symbol), "symbol size in bytes, 1..65536")
-    ("loss", po::value(&s.loss)->default_value(s.loss), "probability that a hop loses a symbol, [0, 1)")
-    ("relays", po::value(&s.relays)->default_value(s.relays), "recoding relays between source and sink, 0..64")
-    ("seed", po::value(&s.seed)->default_value(s.seed), "seed of the simulated losses")
-    ("density", po::value(&s.density)->default_value(s.density), "fraction of non-zero coefficients, (0, 1]")
-    ("no-systematic", "send coded symbols only (default: the source symbols first, then coded ones)")
-    ("batch", po::value(&s.batch)->default_value(s.batch), "decoder batch, 1..256")
-    ("json", po::bool_switch(&s.json), "print the summary as one JSON object")
-    ("help,h", "show this help");
+  desc.add_options()("n", po::value(&s.n)->default_value(s.n), "source symbols per generation, 1..256")(
+      "symbol", po::value(&s.symbol)->default_value(s.symbol), "symbol size in bytes, 1..65536")(
+      "loss", po::value(&s.loss)->default_value(s.loss), "probability that a hop loses a symbol, [0, 1)")(
+      "relays", po::value(&s.relays)->default_value(s.relays), "recoding relays between source and sink, 0..64")(
+      "seed", po::value(&s.seed)->default_value(s.seed), "seed of the simulated losses")(
+      "density", po::value(&s.density)->default_value(s.density), "fraction of non-zero coefficients, (0, 1]")(
+      "no-systematic", "send coded symbols only (default: the source symbols first, then coded ones)")(
+      "batch", po::value(&s.batch)->default_value(s.batch), "decoder batch, 1..256")(
+      "json", po::bool_switch(&s.json), "print the summary as one JSON object")("help,h", "show this help");
   po::options_description hidden;
   hidden.add_options()("file", po::value(&s.file));
   po::options_description all;
@@ -172,8 +173,7 @@ Settings parse(int argc, char** argv, bool& help) {
     throw UsageError("--symbol must be in 1..65536, not " + std::to_string(s.symbol));
   if (!(s.loss >= 0.0 && s.loss < 1.0)) throw UsageError("--loss must be in [0, 1), not " + show(s.loss));
   if (s.relays > kMaxRelays) throw UsageError("--relays must be in 0..64, not " + std::to_string(s.relays));
-  if (!(s.density > 0.0 && s.density <= 1.0))
-    throw UsageError("--density must be in (0, 1], not " + show(s.density));
+  if (!(s.density > 0.0 && s.density <= 1.0)) throw UsageError("--density must be in (0, 1], not " + show(s.density));
   if (s.batch < 1 || s.batch > rlnc::kMaxSymbols) throw UsageError("--batch must be in 1..256");
   return s;
 }
@@ -239,9 +239,10 @@ int run_roundtrip(int argc, char** argv) {
     std::cout << j.dump() << std::endl;
     return kExitOk;
   }
-  std::printf("ncast-rlnc roundtrip: %s, %zu bytes in %zu generations of n=%zu x %zu B; loss %.1f %% per hop, "
-              "%zu relay%s\n",
-              s.file.c_str(), size, t.generations, s.n, s.symbol, 100 * s.loss, s.relays, s.relays == 1 ? "" : "s");
+  std::printf(
+      "ncast-rlnc roundtrip: %s, %zu bytes in %zu generations of n=%zu x %zu B; loss %.1f %% per hop, "
+      "%zu relay%s\n",
+      s.file.c_str(), size, t.generations, s.n, s.symbol, 100 * s.loss, s.relays, s.relays == 1 ? "" : "s");
   std::printf("  source sent       %zu symbols (%s)\n", t.sent, s.systematic ? "systematic, then coded" : "coded");
   if (s.relays > 0) std::printf("  relays sent       %zu recoded symbols\n", t.relayed);
   std::printf("  sink received     %zu symbols, %zu non-innovative\n", t.received, t.non_innovative);

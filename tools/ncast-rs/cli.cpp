@@ -6,10 +6,10 @@ namespace ncast::tools {
 
 std::span<const Command> commands() {
   static constexpr Command kAll[] = {
-    {"encode", "split FILE into K data + M parity shards and a manifest", run_encode},
-    {"decode", "rebuild the file from any K intact shards", run_decode},
-    {"verify", "check every shard against the manifest", run_verify},
-    {"repair", "regenerate missing or corrupt shards", run_repair},
+      {"encode", "split FILE into K data + M parity shards and a manifest", run_encode},
+      {"decode", "rebuild the file from any K intact shards", run_decode},
+      {"verify", "check every shard against the manifest", run_verify},
+      {"repair", "regenerate missing or corrupt shards", run_repair},
   };
   return kAll;
 }

@@ -37,18 +37,17 @@ int run_decode(int argc, char** argv) {
   std::string output, backend = "auto";
   bool force = false, quiet = false;
   po::options_description desc("ncast-rs decode options");
-  desc.add_options()
-    ("output,o", po::value(&output)->required(), "the file to write")
-    ("force,f", po::bool_switch(&force), "replace OUT if it exists")
-    ("backend", po::value(&backend)->default_value(backend), "coding engine: auto, cpu or cuda")
-    ("quiet,q", po::bool_switch(&quiet), "no progress bar, no summary")
-    ("help,h", "show this help");
+  desc.add_options()("output,o", po::value(&output)->required(), "the file to write")(
+      "force,f", po::bool_switch(&force), "replace OUT if it exists")(
+      "backend", po::value(&backend)->default_value(backend), "coding engine: auto, cpu or cuda")(
+      "quiet,q", po::bool_switch(&quiet), "no progress bar, no summary")("help,h", "show this help");
   po::variables_map vm;
-  if (!parse_command_line(argc, argv,
-                          "usage: ncast-rs decode MANIFEST -o OUT [--force]\n\n"
-                          "Rebuilds the file from any K intact shards (a shard failing its checksum counts as missing).\n"
-                          "With fewer than K, exits 1 and OUT is not created.",
-                          desc, "manifest", vm))
+  if (!parse_command_line(
+          argc, argv,
+          "usage: ncast-rs decode MANIFEST -o OUT [--force]\n\n"
+          "Rebuilds the file from any K intact shards (a shard failing its checksum counts as missing).\n"
+          "With fewer than K, exits 1 and OUT is not created.",
+          desc, "manifest", vm))
     return kExitOk;
 
   const fs::path manifest_path = vm["manifest"].as<std::string>();
@@ -109,7 +108,8 @@ int run_decode(int argc, char** argv) {
     if (!quiet) {
       std::cout << "decoded " << man.name << " (" << format_bytes(man.file_size) << ") from " << man.k << " of "
                 << man.k + man.m << " shards";
-      if (!rebuilt.empty()) std::cout << ", " << rebuilt.size() << " data shard" << (rebuilt.size() > 1 ? "s" : "") << " rebuilt";
+      if (!rebuilt.empty())
+        std::cout << ", " << rebuilt.size() << " data shard" << (rebuilt.size() > 1 ? "s" : "") << " rebuilt";
       std::cout << ", in " << format_seconds(seconds) << " (" << format_rate(man.file_size, seconds) << ") -> "
                 << out.string() << "\n";
     }

@@ -63,16 +63,14 @@ int run_encode(int argc, char** argv) {
   std::string matrix = "cauchy", backend = "auto", out_dir;
   bool force = false, quiet = false;
   po::options_description desc("ncast-rs encode options");
-  desc.add_options()
-    ("data-shards,k", po::value(&k)->required(), "data shards K (K >= 1, K + M <= 256)")
-    ("parity-shards,m", po::value(&m)->required(), "parity shards M: any M shards may be lost")
-    ("matrix", po::value(&matrix)->default_value(matrix),
-     "cauchy (ISA-L gf_gen_cauchy1_matrix, klauspost WithCauchyMatrix) or vandermonde (klauspost/Backblaze default)")
-    ("output-dir,o", po::value(&out_dir), "directory for the shards and the manifest (default: FILE's directory)")
-    ("force,f", po::bool_switch(&force), "replace existing shards and manifest")
-    ("backend", po::value(&backend)->default_value(backend), "coding engine: auto, cpu or cuda")
-    ("quiet,q", po::bool_switch(&quiet), "no progress bar, no summary")
-    ("help,h", "show this help");
+  desc.add_options()("data-shards,k", po::value(&k)->required(), "data shards K (K >= 1, K + M <= 256)")(
+      "parity-shards,m", po::value(&m)->required(), "parity shards M: any M shards may be lost")(
+      "matrix", po::value(&matrix)->default_value(matrix),
+      "cauchy (ISA-L gf_gen_cauchy1_matrix, klauspost WithCauchyMatrix) or vandermonde (klauspost/Backblaze default)")(
+      "output-dir,o", po::value(&out_dir), "directory for the shards and the manifest (default: FILE's directory)")(
+      "force,f", po::bool_switch(&force), "replace existing shards and manifest")(
+      "backend", po::value(&backend)->default_value(backend), "coding engine: auto, cpu or cuda")(
+      "quiet,q", po::bool_switch(&quiet), "no progress bar, no summary")("help,h", "show this help");
   po::variables_map vm;
   if (!parse_command_line(argc, argv,
                           "usage: ncast-rs encode FILE -k K -m M [--matrix cauchy|vandermonde] [-o DIR] [--force]\n\n"
@@ -129,7 +127,8 @@ int run_encode(int argc, char** argv) {
     check_interrupted();
     for (std::size_t j = 0; j < k; ++j) {
       const std::uint64_t start = j * S + s.offset;
-      const std::size_t avail = start < size ? static_cast<std::size_t>(std::min<std::uint64_t>(s.len, size - start)) : 0;
+      const std::size_t avail =
+          start < size ? static_cast<std::size_t>(std::min<std::uint64_t>(s.len, size - start)) : 0;
       in.read_exact(s.shards[j], avail, start);
       std::memset(s.shards[j] + avail, 0, s.len - avail);
     }

@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -80,13 +80,15 @@ std::size_t File::read_at(std::uint8_t* buf, std::size_t len, std::uint64_t offs
       if (errno != ENXIO) fail("cannot seek in", path_, errno);
       data = static_cast<off_t>(offset + len);  // nothing but hole up to the end
     }
-    const std::size_t hole = static_cast<std::size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(data), offset + len) - (offset + done));
+    const std::size_t hole = static_cast<std::size_t>(
+        std::min<std::uint64_t>(static_cast<std::uint64_t>(data), offset + len) - (offset + done));
     std::memset(buf + done, 0, hole);
     done += hole;
     if (done == len) break;
     off_t data_end = ::lseek(fd_, static_cast<off_t>(offset + done), SEEK_HOLE);
     if (data_end < 0) fail("cannot seek in", path_, errno);
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(data_end), offset + len) - (offset + done));
+    const std::size_t want = static_cast<std::size_t>(
+        std::min<std::uint64_t>(static_cast<std::uint64_t>(data_end), offset + len) - (offset + done));
     const std::size_t got = pread_fully(buf + done, want, offset + done);
     done += got;
     if (got < want) break;  // the file shrank under us

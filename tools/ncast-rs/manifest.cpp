@@ -74,15 +74,16 @@ Manifest Manifest::parse(std::string_view text, const std::string& where) {
   // conversion to an unsigned type survives.
   const auto count = [&](const ordered_json& obj, const char* key) {
     const ordered_json& v = obj.at(key);
-    if (!v.is_number_unsigned()) throw ManifestError(where + "\"" + key + "\" is " + v.dump() + ", not a non-negative integer");
+    if (!v.is_number_unsigned())
+      throw ManifestError(where + "\"" + key + "\" is " + v.dump() + ", not a non-negative integer");
     return v.get<std::uint64_t>();
   };
   Manifest m;
   try {
     const std::uint64_t version = count(j, "version");
     if (version != kVersion)
-      throw ManifestError(where + "manifest version " + std::to_string(version) + " is not supported (this ncast-rs reads version " +
-                          std::to_string(kVersion) + ")");
+      throw ManifestError(where + "manifest version " + std::to_string(version) +
+                          " is not supported (this ncast-rs reads version " + std::to_string(kVersion) + ")");
     m.name = j.at("file").get<std::string>();
     m.file_size = count(j, "file_size");
     m.file_sha256 = j.at("file_sha256").get<std::string>();

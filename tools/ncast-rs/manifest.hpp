@@ -34,7 +34,7 @@ struct Manifest {
   std::string file_sha256;
   std::size_t k = 0, m = 0;
   rs::MatrixKind matrix = rs::MatrixKind::cauchy;
-  std::uint64_t shard_size = 0;  // ceil(file_size / k)
+  std::uint64_t shard_size = 0;    // ceil(file_size / k)
   std::vector<ShardEntry> shards;  // k + m, in shard order
 
   // Shard i of file `name`: "name.000" … (three digits, since k + m ≤ 256).

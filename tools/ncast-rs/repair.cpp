@@ -18,10 +18,8 @@ int run_repair(int argc, char** argv) {
   std::string backend = "auto";
   bool quiet = false;
   po::options_description desc("ncast-rs repair options");
-  desc.add_options()
-    ("backend", po::value(&backend)->default_value(backend), "coding engine: auto, cpu or cuda")
-    ("quiet,q", po::bool_switch(&quiet), "no progress bar, no summary")
-    ("help,h", "show this help");
+  desc.add_options()("backend", po::value(&backend)->default_value(backend), "coding engine: auto, cpu or cuda")(
+      "quiet,q", po::bool_switch(&quiet), "no progress bar, no summary")("help,h", "show this help");
   po::variables_map vm;
   if (!parse_command_line(argc, argv,
                           "usage: ncast-rs repair MANIFEST\n\n"
@@ -74,7 +72,8 @@ int run_repair(int argc, char** argv) {
   };
   const auto bad = stream_survivors(codec, man, dir, damaged, damaged, sink, progress);
   if (!bad.empty())
-    throw std::runtime_error(man.shards[bad.front()].file + " changed while the repair read it; nothing replaced (run repair again)");
+    throw std::runtime_error(man.shards[bad.front()].file +
+                             " changed while the repair read it; nothing replaced (run repair again)");
   for (std::size_t i : damaged)
     if (digests[i]->hex() != man.shards[i].sha256)
       throw std::runtime_error("rebuilt " + man.shards[i].file +

@@ -50,7 +50,7 @@ std::string sha256_of(const File& file, const std::function<void(std::size_t)>& 
   const auto len = static_cast<std::size_t>(std::clamp<std::uint64_t>(file.size(), 1, 1 << 20));
   const auto buf = std::make_unique_for_overwrite<std::uint8_t[]>(len);
   Sha256 sha;
-  for (std::uint64_t off = 0;; ) {
+  for (std::uint64_t off = 0;;) {
     check_interrupted();
     const std::size_t n = file.read_at(buf.get(), len, off);
     if (n == 0) break;

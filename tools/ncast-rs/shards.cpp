@@ -43,8 +43,8 @@ std::vector<ShardReport> stat_shards(const Manifest& manifest, const fs::path& d
     if (!S_ISREG(st.st_mode)) {
       reports[i] = {ShardStatus::corrupt, "not a regular file"};
     } else if (static_cast<std::uint64_t>(st.st_size) != manifest.shard_size) {
-      reports[i] = {ShardStatus::corrupt, "size " + std::to_string(st.st_size) + ", expected " +
-                                              std::to_string(manifest.shard_size)};
+      reports[i] = {ShardStatus::corrupt,
+                    "size " + std::to_string(st.st_size) + ", expected " + std::to_string(manifest.shard_size)};
     }
   }
   // A shard's name that is a symbolic link to the file another shard's name reaches shows whatever a
@@ -119,8 +119,8 @@ std::vector<ShardReport> check_shards(const Manifest& manifest, const fs::path& 
 }
 
 std::size_t slice_bytes_for(const rs::Codec& codec, std::uint64_t shard_size) {
-  return static_cast<std::size_t>(std::clamp<std::uint64_t>(
-      shard_size, 1, rs::StreamCoder::default_slice_bytes(codec.total_shards())));
+  return static_cast<std::size_t>(
+      std::clamp<std::uint64_t>(shard_size, 1, rs::StreamCoder::default_slice_bytes(codec.total_shards())));
 }
 
 std::vector<std::size_t> usable_shards(const std::vector<ShardReport>& reports) {

@@ -12,9 +12,8 @@ namespace ncast::tools {
 int run_verify(int argc, char** argv) {
   bool quiet = false;
   po::options_description desc("ncast-rs verify options");
-  desc.add_options()
-    ("quiet,q", po::bool_switch(&quiet), "print only damaged shards; the exit code says the rest")
-    ("help,h", "show this help");
+  desc.add_options()("quiet,q", po::bool_switch(&quiet), "print only damaged shards; the exit code says the rest")(
+      "help,h", "show this help");
   po::variables_map vm;
   if (!parse_command_line(argc, argv,
                           "usage: ncast-rs verify MANIFEST\n\n"
@@ -44,7 +43,7 @@ int run_verify(int argc, char** argv) {
   const int code = intact == n ? kExitOk : intact >= man.k ? kExitDamaged : kExitFailure;
   if (!quiet) {
     std::cout << intact << " of " << n << " shards intact (" << man.k << " needed): " << man.name
-              << (code == kExitOk       ? " is decodable"
+              << (code == kExitOk        ? " is decodable"
                   : code == kExitDamaged ? " is decodable; run ncast-rs repair to restore the damaged shards"
                                          : " cannot be decoded")
               << "\n";

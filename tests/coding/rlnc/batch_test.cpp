@@ -23,8 +23,8 @@ TEST(Batch, ManyGenerationsEncodedAndDecodedTogether) {
     const auto layout = GenerationLayout::for_data(g == gens - 1 ? 1000 : 30 * len, len);
     data.push_back(testing::random_bytes(layout.data_bytes(), rng));
     blocks.push_back(std::make_unique<SourceBlock>(layout, data.back()));
-    encoders.push_back(std::make_unique<Encoder>(*blocks.back(), SeedContext{seed, 100 + g},
-                                                 EncoderOptions{.systematic = false}));
+    encoders.push_back(
+        std::make_unique<Encoder>(*blocks.back(), SeedContext{seed, 100 + g}, EncoderOptions{.systematic = false}));
     outputs.emplace_back(layout.block_bytes());
     set.open(100 + g, layout, outputs.back());
   }
@@ -43,8 +43,8 @@ TEST(Batch, ManyGenerationsEncodedAndDecodedTogether) {
     for (std::size_t g = 0; g < gens; ++g)
       for (std::uint32_t i = 0; i < 4; ++i)
         if (rng() % 3 != 0)
-          arrivals.push_back({static_cast<std::uint32_t>(100 + g),
-                              {SymbolKind::coded, 4 * round + i, {}, {}, payloads[4 * g + i]}});
+          arrivals.push_back(
+              {static_cast<std::uint32_t>(100 + g), {SymbolKind::coded, 4 * round + i, {}, {}, payloads[4 * g + i]}});
     std::shuffle(arrivals.begin(), arrivals.end(), rng);
     std::vector<GenerationSet::Outcome> outcomes(arrivals.size());
     const std::size_t done = set.add(arrivals, outcomes);
@@ -79,13 +79,15 @@ TEST(Batch, RejectionsAreReportedAndTheRestGoesOn) {
   for (std::uint32_t id = 0; id < 4; ++id) symbols.push_back(enc.produce(id));
   const std::vector<std::uint8_t> short_payload(9), zeros(4, 0);
   std::vector<GenerationSet::Arrival> arrivals = {
-    {0, symbols[0].view()},
-    {7, symbols[1].view()},                                                    // unknown generation
-    {0, {SymbolKind::systematic, 1, {}, {}, short_payload}},                   // wrong length
-    {0, {SymbolKind::coded, 0, {}, zeros, symbols[1].payload}},                // zero vector
-    {0, {SymbolKind::systematic, 4, {}, {}, symbols[1].payload}},              // index out of range
-    {0, symbols[0].view()},                                                    // duplicate
-    {0, symbols[1].view()}, {0, symbols[2].view()}, {0, symbols[3].view()},
+      {0, symbols[0].view()},
+      {7, symbols[1].view()},                                        // unknown generation
+      {0, {SymbolKind::systematic, 1, {}, {}, short_payload}},       // wrong length
+      {0, {SymbolKind::coded, 0, {}, zeros, symbols[1].payload}},    // zero vector
+      {0, {SymbolKind::systematic, 4, {}, {}, symbols[1].payload}},  // index out of range
+      {0, symbols[0].view()},                                        // duplicate
+      {0, symbols[1].view()},
+      {0, symbols[2].view()},
+      {0, symbols[3].view()},
   };
   std::vector<GenerationSet::Outcome> outcomes(arrivals.size());
   EXPECT_EQ(set.add(arrivals, outcomes), 1u);

@@ -91,15 +91,16 @@ TEST_P(RoundTrip, LossDuplicatesReordering) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Grid, RoundTrip,
-                         ::testing::Combine(::testing::Values(1, 2, 16, 128, 256), ::testing::Values(1, 17, 1200, 4096)));
+                         ::testing::Combine(::testing::Values(1, 2, 16, 128, 256),
+                                            ::testing::Values(1, 17, 1200, 4096)));
 
 TEST(Decoder, NonSystematicDenseAndSparseAndExplicit) {
   const EncoderOptions variants[] = {
-    {.systematic = false},
-    {.systematic = false, .density = Density::from_fraction(0.1)},
-    {.systematic = false, .density = Density::from_fraction(0.01)},
-    {.systematic = false, .form = CoefficientForm::explicit_vector},
-    {.systematic = true, .density = Density::from_fraction(0.05), .form = CoefficientForm::explicit_vector},
+      {.systematic = false},
+      {.systematic = false, .density = Density::from_fraction(0.1)},
+      {.systematic = false, .density = Density::from_fraction(0.01)},
+      {.systematic = false, .form = CoefficientForm::explicit_vector},
+      {.systematic = true, .density = Density::from_fraction(0.05), .form = CoefficientForm::explicit_vector},
   };
   for (const auto& options : variants) {
     Fixture f(64, 300, 17, options);

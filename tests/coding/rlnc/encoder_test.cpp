@@ -36,7 +36,8 @@ TEST(Encoder, IdsAndKinds) {
 }
 
 TEST(Encoder, BatchPayloadsAreTheirCombinations) {
-  for (const auto& [n, len] : {std::pair<std::size_t, std::size_t>{1, 1}, {2, 17}, {16, 1200}, {37, 333}, {128, 4096}}) {
+  for (const auto& [n, len] :
+       {std::pair<std::size_t, std::size_t>{1, 1}, {2, 17}, {16, 1200}, {37, 333}, {128, 4096}}) {
     for (const bool systematic : {true, false})
       for (const double density : {1.0, 0.3, 0.02}) {
         Source s(n, len, n * 31 + len);
@@ -53,8 +54,7 @@ TEST(Encoder, BatchPayloadsAreTheirCombinations) {
           std::vector<std::uint8_t> expected_coefs(n, 0);
           if (enc.kind_of(first + static_cast<std::uint32_t>(i)) == SymbolKind::systematic)
             expected_coefs[first + i] = 1;
-          else
-            draw_coefficients(kSeeds, first + static_cast<std::uint32_t>(i), enc.options().density, expected_coefs);
+          else draw_coefficients(kSeeds, first + static_cast<std::uint32_t>(i), enc.options().density, expected_coefs);
           ASSERT_TRUE(std::equal(c.begin(), c.end(), expected_coefs.begin())) << "coefficients of symbol " << i;
           ASSERT_EQ(payloads[i], reference_combination(c, s.block->bytes(), len))
               << "n=" << n << " len=" << len << " density=" << density << " symbol " << i;

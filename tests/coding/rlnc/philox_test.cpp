@@ -21,12 +21,15 @@ struct Random123Vector {
   PhiloxCounter expected;
 };
 const Random123Vector kRandom123[] = {
-  {{0x00000000, 0x00000000, 0x00000000, 0x00000000}, {0x00000000, 0x00000000},
-   {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
-  {{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff},
-   {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
-  {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0},
-   {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
+    {{0x00000000, 0x00000000, 0x00000000, 0x00000000},
+     {0x00000000, 0x00000000},
+     {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
+    {{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
+     {0xffffffff, 0xffffffff},
+     {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
+    {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
+     {0xa4093822, 0x299f31d0},
+     {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
 };
 
 TEST(Philox, Random123KnownAnswers) {
@@ -51,8 +54,8 @@ TEST(Philox, BlocksAtOnceEqualBlockByBlock) {
     const PhiloxKey key{static_cast<std::uint32_t>(rng()), static_cast<std::uint32_t>(rng())};
     std::vector<std::uint32_t> expected;
     for (std::size_t i = 0; i < count; ++i)
-      for (const auto w : philox4x32_10({counter[0] + static_cast<std::uint32_t>(i), counter[1], counter[2], counter[3]},
-                                        key))
+      for (const auto w :
+           philox4x32_10({counter[0] + static_cast<std::uint32_t>(i), counter[1], counter[2], counter[3]}, key))
         expected.push_back(w);
     std::vector<std::uint32_t> got(4 * count + 4, 0xDEADBEEF);
     philox4x32_10_blocks(counter, key, count, got.data());
@@ -97,8 +100,8 @@ TEST(CurandPhilox, KnownAnswerFile) {
   for (const auto& c : kat.curand) {
     CurandPhilox stream(c.seed, c.subsequence, c.offset);
     for (std::size_t i = 0; i < c.values.size(); ++i)
-      ASSERT_EQ(stream(), c.values[i]) << std::hex << "seed " << c.seed << " subsequence " << c.subsequence
-                                       << std::dec << " offset " << c.offset << " value " << i;
+      ASSERT_EQ(stream(), c.values[i]) << std::hex << "seed " << c.seed << " subsequence " << c.subsequence << std::dec
+                                       << " offset " << c.offset << " value " << i;
   }
 }
 

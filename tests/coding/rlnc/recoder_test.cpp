@@ -22,7 +22,8 @@ const SeedContext kRelayB{coefficient_seed(102, 9), 3};
 
 struct Node {
   Node(const GenerationLayout& layout, const SeedContext& relay_seeds, std::size_t batch = 16)
-      : buffer(layout.block_bytes(), 0x77), decoder(layout, buffer, kSource, {.batch = batch}),
+      : buffer(layout.block_bytes(), 0x77),
+        decoder(layout, buffer, kSource, {.batch = batch}),
         recoder(decoder, relay_seeds) {}
   std::vector<std::uint8_t> buffer;
   Decoder decoder;

@@ -16,8 +16,8 @@ TEST(Address, ParsePrintAndSockaddr) {
     a.to_sockaddr(ss);
     EXPECT_EQ(Address::from_sockaddr(reinterpret_cast<sockaddr*>(&ss)), a);
   }
-  for (const char* bad : {"", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "localhost:80", "[::1:80", "[::1]80",
-                          "1.2.3.4:8a", "::1:80"})
+  for (const char* bad :
+       {"", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "localhost:80", "[::1:80", "[::1]80", "1.2.3.4:8a", "::1:80"})
     EXPECT_EQ(Address::parse(bad).family, 0) << bad;
   EXPECT_TRUE(Address::parse("127.5.0.1:1").is_loopback());
   EXPECT_TRUE(Address::parse("[::1]:1").is_loopback());

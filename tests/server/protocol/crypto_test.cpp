@@ -15,7 +15,9 @@ namespace {
 
 using testing::hex;
 
-std::span<const std::uint8_t> text(std::string_view s) { return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()}; }
+std::span<const std::uint8_t> text(std::string_view s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
 
 TEST(Crypto, Sha256KnownAnswers) {
   EXPECT_EQ(to_hex(sha256(text("abc"))), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
@@ -68,8 +70,9 @@ TEST(Crypto, X25519RefusesLowOrderKeys) {
 
 TEST(Crypto, Ed25519Rfc8032Test1) {
   const auto pub = hex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a");
-  const auto sig = hex(
-      "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b");
+  const auto sig =
+      hex("e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595b"
+          "be24655141438e7a100b");
   PublicKey key{};
   Signature s{};
   std::copy(pub.begin(), pub.end(), key.begin());
@@ -124,16 +127,18 @@ TEST(Crypto, ChaCha20Poly1305Rfc8439) {
   std::copy(iv_v.begin(), iv_v.end(), iv.begin());
   const auto aad = hex("50515253c0c1c2c3c4c5c6c7");
   const std::string pt =
-      "Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.";
+      "Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be "
+      "it.";
   std::vector<std::uint8_t> packet(aad);
   packet.insert(packet.end(), pt.begin(), pt.end());
   packet.resize(packet.size() + kTagSize);
   Aead seal(Suite::chacha20_poly1305, key, iv, Aead::Direction::seal);
   seal.seal(0, packet.data(), aad.size(), pt.size());
-  EXPECT_EQ(to_hex(std::span(packet).subspan(aad.size())),
-            "d31a8d34648e60db7b86afbc53ef7ec2a4aded51296e08fea9e2b5a736ee62d63dbea45e8ca9671282fafb69da92728b1a71de0a9e06"
-            "0b2905d6a5b67ecd3b3692ddbd7f2d778b8c9803aee328091b58fab324e4fad675945585808b4831d7bc3ff4def08e4b7a9de576d265"
-            "86cec64b61161ae10b594f09e26a7e902ecbd0600691");
+  EXPECT_EQ(
+      to_hex(std::span(packet).subspan(aad.size())),
+      "d31a8d34648e60db7b86afbc53ef7ec2a4aded51296e08fea9e2b5a736ee62d63dbea45e8ca9671282fafb69da92728b1a71de0a9e06"
+      "0b2905d6a5b67ecd3b3692ddbd7f2d778b8c9803aee328091b58fab324e4fad675945585808b4831d7bc3ff4def08e4b7a9de576d265"
+      "86cec64b61161ae10b594f09e26a7e902ecbd0600691");
 }
 
 class AeadSuites : public ::testing::TestWithParam<Suite> {};
@@ -155,8 +160,12 @@ TEST_P(AeadSuites, RoundTripAndEveryTamperFails) {
     auto good = packet;
     ASSERT_TRUE(open.open(number, good.data(), aad, body));
     EXPECT_TRUE(std::equal(plain.begin(), plain.begin() + aad + body, good.begin()));
-    EXPECT_FALSE([&] { auto p = packet; return open.open(number + 1, p.data(), aad, body); }());  // wrong nonce
-    for (std::size_t i : {std::size_t{0}, aad - 1, aad, aad + body / 2, aad + body - 1, aad + body, packet.size() - 1}) {
+    EXPECT_FALSE([&] {
+      auto p = packet;
+      return open.open(number + 1, p.data(), aad, body);
+    }());  // wrong nonce
+    for (std::size_t i :
+         {std::size_t{0}, aad - 1, aad, aad + body / 2, aad + body - 1, aad + body, packet.size() - 1}) {
       auto p = packet;
       p[i] ^= 0x40;
       EXPECT_FALSE(open.open(number, p.data(), aad, body)) << "flip at " << i;
@@ -169,7 +178,9 @@ TEST_P(AeadSuites, RoundTripAndEveryTamperFails) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Suites, AeadSuites, ::testing::Values(Suite::aes128_gcm, Suite::chacha20_poly1305),
-                         [](const auto& info) { return std::string(info.param == Suite::aes128_gcm ? "aes" : "chacha"); });
+                         [](const auto& info) {
+                           return std::string(info.param == Suite::aes128_gcm ? "aes" : "chacha");
+                         });
 
 TEST(Crypto, AeadRejectsWrongKeyLengthAndDirection) {
   std::array<std::uint8_t, kIvSize> iv{};

@@ -85,7 +85,8 @@ TEST(Handshake, BothSidesAgreeAndTrafficFlowsBothWays) {
     EXPECT_EQ(decode_ack_body(*body)->known, 3u);
     // A packet sealed in one direction never opens as the other direction.
     std::vector<std::uint8_t> down(1200);
-    down.resize(seal_packet(down, {PacketType::bye, 0x1234, 1}, server_seal, [](Writer& w) { write_body(w, ByeBody{}); }));
+    down.resize(
+        seal_packet(down, {PacketType::bye, 0x1234, 1}, server_seal, [](Writer& w) { write_body(w, ByeBody{}); }));
     auto copy = down;
     EXPECT_TRUE(open_packet(copy, *parse_header(copy), peer_open));
     EXPECT_FALSE(open_packet(down, *parse_header(down), server_open));

@@ -184,7 +184,10 @@ TEST(Packets, ProtectedHeader) {
   std::vector<std::uint8_t> d(kHeaderSize + kTagSize + 3);
   Writer w(d);
   write_header(w, {PacketType::ack, 0x0102030405060708ull, 0x1112131415161718ull});
-  EXPECT_EQ(to_hex(std::span(d).first(20)), "4e430113" "0102030405060708" "1112131415161718");
+  EXPECT_EQ(to_hex(std::span(d).first(20)),
+            "4e430113"
+            "0102030405060708"
+            "1112131415161718");
   auto h = parse_header(d);
   ASSERT_TRUE(h);
   EXPECT_EQ(h->type, PacketType::ack);
@@ -299,7 +302,12 @@ TEST(Packets, CodedLayoutsAndRejections) {
     return b;
   };
   auto seeded = build({9, WireKind::seeded, 0x7FFF, 0x00010002}, false);
-  EXPECT_EQ(to_hex(std::span(seeded).first(12)), "00000009" "01" "00" "7fff" "00010002");
+  EXPECT_EQ(to_hex(std::span(seeded).first(12)),
+            "00000009"
+            "01"
+            "00"
+            "7fff"
+            "00010002");
   EXPECT_EQ(peek_coded_segment(seeded), 9u);
   auto v = decode_coded_body(seeded, n, L);
   ASSERT_TRUE(v);
@@ -328,7 +336,8 @@ TEST(Packets, CodedLayoutsAndRejections) {
   auto reserved = seeded;
   reserved[5] = 1;
   EXPECT_FALSE(decode_coded_body(reserved, n, L));
-  for (std::size_t len = 0; len < seeded.size(); ++len) EXPECT_FALSE(decode_coded_body(std::span(seeded).first(len), n, L));
+  for (std::size_t len = 0; len < seeded.size(); ++len)
+    EXPECT_FALSE(decode_coded_body(std::span(seeded).first(len), n, L));
   auto longer = seeded;
   longer.push_back(0);
   EXPECT_FALSE(decode_coded_body(longer, n, L));
@@ -350,7 +359,11 @@ TEST(Packets, AckRoundTripAndRejections) {
   write_body(w, a);
   buf.resize(w.size());
   EXPECT_EQ(buf.size(), 26u + 3 * 8);
-  EXPECT_EQ(to_hex(std::span(buf).subspan(26, 8)), "00000004" "0011" "00" "00");
+  EXPECT_EQ(to_hex(std::span(buf).subspan(26, 8)),
+            "00000004"
+            "0011"
+            "00"
+            "00");
   auto back = decode_ack_body(buf);
   ASSERT_TRUE(back);
   EXPECT_EQ(back->entries, a.entries);
