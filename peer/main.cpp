@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
     std::cerr << "ncast-peer: " << e.what() << "\n";
     return 2;
   }
-  if (parsed.action != ncast::peer::ParsedPeerOptions::Action::run) {
+  if (parsed.action != ncast::cli::Action::run) {
     std::cout << parsed.text;
     return 0;
   }

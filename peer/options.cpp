@@ -4,10 +4,9 @@
 
 #include <boost/program_options.hpp>
 
-#include <sstream>
 #include <stdexcept>
 
-#include "server/options.hpp"
+#include "cli/rate.hpp"
 
 namespace ncast::peer {
 namespace po = boost::program_options;
@@ -59,31 +58,24 @@ ParsedPeerOptions parse_peer_options(int argc, const char* const* argv) {
       "progress", po::value(&progress)->default_value("auto"),
       "progress bar on standard error: auto (on a terminal), on, off")("help,h", "show this help")("version",
                                                                                                    "show the version");
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw std::invalid_argument(e.what());
-  }
+  const po::variables_map vm = cli::parse_command_line(argc, argv, opts);
   if (vm.count("help")) {
-    std::ostringstream h;
-    h << "ncast-peer: receives an ncast stream from one or more servers, decodes it, verifies every segment\n"
-         "(SHA-256) and writes it in order; can relay recoded symbols to other peers. Prints a JSON report\n"
-         "on standard error at the end.\n\nUsage: ncast-peer --server HOST:PORT --stream NAME [-o FILE|-] [options]\n"
-      << opts;
-    out.action = ParsedPeerOptions::Action::help;
-    out.text = h.str();
+    out.action = cli::Action::help;
+    out.text = cli::help_text(
+        "ncast-peer: receives an ncast stream from one or more servers, decodes it, verifies every segment\n"
+        "(SHA-256) and writes it in order; can relay recoded symbols to other peers. Prints a JSON report\n"
+        "on standard error at the end.\n\nUsage: ncast-peer --server HOST:PORT --stream NAME [-o FILE|-] [options]\n",
+        opts);
     return out;
   }
   if (vm.count("version")) {
-    out.action = ParsedPeerOptions::Action::version;
-    out.text = "ncast-peer 0.1.0 (protocol version 1)\n";
+    out.action = cli::Action::version;
+    out.text = cli::version_text("ncast-peer", "protocol version 1");
     return out;
   }
   if (servers.empty()) throw std::invalid_argument("give at least one --server HOST:PORT");
   for (const auto& s : servers) {
-    const auto a = proto::Address::parse(s);
+    const auto a = net::Address::parse(s);
     if (a.family == 0)
       throw std::invalid_argument("--server '" + s + "' is not a numeric HOST:PORT (e.g. 127.0.0.1:7700)");
     if (!o.servers.empty() && a.family != o.servers.front().family)
@@ -108,7 +100,7 @@ ParsedPeerOptions parse_peer_options(int argc, const char* const* argv) {
   if (max_datagram < 1200 || max_datagram > 65507) throw std::invalid_argument("--max-datagram must be 1200..65507");
   o.max_datagram = static_cast<std::uint16_t>(max_datagram);
   o.download = !paced;
-  o.max_rate = server::parse_rate(max_rate);
+  o.max_rate = cli::parse_rate(max_rate);
   if (!server_key.empty()) {
     const auto key = proto::from_hex(server_key);
     if (!key || key->size() != 32) throw std::invalid_argument("--server-key must be 64 hex digits");
@@ -117,7 +109,7 @@ ParsedPeerOptions parse_peer_options(int argc, const char* const* argv) {
     o.server_key = k;
   }
   if (!relay.empty()) {
-    const auto a = proto::Address::parse(relay);
+    const auto a = net::Address::parse(relay);
     if (a.family == 0) throw std::invalid_argument("--relay '" + relay + "' is not a numeric HOST:PORT");
     o.relay = a;
   }

@@ -2,12 +2,13 @@
 // ncast-peer's command line.
 #include <string>
 
+#include "cli/command_line.hpp"
 #include "peer/peer.hpp"
 
 namespace ncast::peer {
 
 struct ParsedPeerOptions {
-  enum class Action { run, help, version } action = Action::run;
+  cli::Action action = cli::Action::run;
   std::string text;
   PeerOptions options;
 };

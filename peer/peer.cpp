@@ -15,11 +15,11 @@
 #include <random>
 #include <stdexcept>
 
+#include "net/udp_socket.hpp"
 #include "peer/relay_source.hpp"
 #include "peer/server_link.hpp"
 #include "peer/stream_receiver.hpp"
 #include "server/server.hpp"
-#include "server/udp_socket.hpp"
 
 namespace ncast::peer {
 namespace {
@@ -102,12 +102,12 @@ class Peer {
         rng_(o.seed ? o.seed : std::random_device{}()),
         loss_(std::clamp(o.loss, 0.0, 1.0)) {
     if (o.servers.empty()) throw std::runtime_error("no server to join");
-    const proto::Address& first = o.servers.front();
-    proto::Address bind;
+    const net::Address& first = o.servers.front();
+    net::Address bind;
     bind.family = first.family;
     // A loopback server is reached from loopback; anything else from the wildcard address.
     if (first.is_loopback()) bind.ip = first.ip;
-    socket_ = std::make_unique<server::UdpSocket>(io_, bind, 4 << 20, o.max_datagram);
+    socket_ = std::make_unique<net::UdpSocket>(io_, bind, 4 << 20, o.max_datagram);
     const std::size_t k = o.servers.size();
     for (std::size_t i = 0; i < k; ++i) {
       LinkOptions lo;
@@ -146,7 +146,7 @@ class Peer {
 
  private:
   ServerLink::Send sender(const ServerLink& link) {
-    const proto::Address to = link.options().server;
+    const net::Address to = link.options().server;
     return [this, to](std::span<const std::uint8_t> d) { socket_->send_now(d, to); };
   }
 
@@ -154,13 +154,13 @@ class Peer {
     socket_->asio().async_wait(asio::ip::udp::socket::wait_read, [this](const boost::system::error_code& ec) {
       if (ec || stopped_) return;
       const TimePoint now = Clock::now();
-      socket_->receive([&](std::span<std::uint8_t> d, const proto::Address& from) { on_datagram(d, from, now); });
+      socket_->receive([&](std::span<std::uint8_t> d, const net::Address& from) { on_datagram(d, from, now); });
       after_input(now);
       read();
     });
   }
 
-  void on_datagram(std::span<std::uint8_t> d, const proto::Address& from, TimePoint now) {
+  void on_datagram(std::span<std::uint8_t> d, const net::Address& from, TimePoint now) {
     for (auto& l : links_) {
       if (l->options().server != from) continue;
       if (loss_(rng_)) {
@@ -382,7 +382,7 @@ class Peer {
   asio::io_context io_;
   Output output_;
   StreamReceiver receiver_;
-  std::unique_ptr<server::UdpSocket> socket_;
+  std::unique_ptr<net::UdpSocket> socket_;
   std::vector<std::unique_ptr<ServerLink>> links_;
   asio::steady_timer tick_timer_;
   asio::signal_set signals_;

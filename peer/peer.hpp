@@ -10,14 +10,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "net/address.hpp"
 #include "peer/segment_decoder.hpp"
-#include "server/protocol/address.hpp"
-#include "server/protocol/crypto.hpp"
+#include "protocol/crypto.hpp"
 
 namespace ncast::peer {
 
 struct PeerOptions {
-  std::vector<proto::Address> servers;
+  std::vector<net::Address> servers;
   std::optional<proto::PublicKey> server_key;  // pinned identity (all servers share it, or one server)
   std::string stream;
   std::string output;  // a path, "-" for standard output, "" to discard
@@ -30,7 +30,7 @@ struct PeerOptions {
   std::uint16_t max_datagram = 1200;
   double loss = 0;  // simulated: fraction of arriving datagrams dropped
   std::uint64_t seed = 0;
-  std::optional<proto::Address> relay;  // serve recoded symbols here
+  std::optional<net::Address> relay;  // serve recoded symbols here
   std::optional<std::uint32_t> relay_id;
   double relay_linger_s = 30;  // after completing, keep relaying while downstream sessions remain, at most this
   std::uint64_t relay_memory = std::uint64_t{64} << 20;  // decoded segments kept to recode from (oldest evicted)

@@ -65,7 +65,7 @@ bool ServerLink::on_datagram(std::span<std::uint8_t> d, TimePoint now, const Sen
   }
   switch (prefix->type) {
     case proto::PacketType::retry: {
-      auto retry = proto::decode_retry(d);
+      auto retry = proto::decode_retry(*prefix, d);
       if (!retry) return drop(retry.error()), false;
       if (state_ != State::hello && state_ != State::join) return drop(proto::DropReason::unexpected), false;
       auto join = handshake_->on_retry(*retry);
@@ -79,7 +79,7 @@ bool ServerLink::on_datagram(std::span<std::uint8_t> d, TimePoint now, const Sen
       return false;
     }
     case proto::PacketType::reject: {
-      auto reject = proto::decode_reject(d);
+      auto reject = proto::decode_reject(*prefix, d);
       if (!reject) return drop(reject.error()), false;
       if (!handshake_ || (state_ != State::hello && state_ != State::join) ||
           CRYPTO_memcmp(reject->nonce.data(), handshake_->nonce().data(), reject->nonce.size()) != 0)
@@ -105,17 +105,19 @@ bool ServerLink::on_datagram(std::span<std::uint8_t> d, TimePoint now, const Sen
       }
       return false;
     }
-    case proto::PacketType::manifest:
-      if (state_ == State::join) {
-        on_manifest(d, now, send);
-        return false;
-      }
-      return drop(proto::DropReason::unexpected), false;  // a duplicate after a retransmitted JOIN
+    case proto::PacketType::manifest: {
+      if (state_ != State::join)
+        return drop(proto::DropReason::unexpected), false;  // a duplicate after a retransmitted JOIN
+      auto header = proto::parse_header(*prefix, d);
+      if (!header) return drop(header.error()), false;
+      on_manifest(*header, d, now, send);
+      return false;
+    }
     case proto::PacketType::segments:
     case proto::PacketType::coded:
     case proto::PacketType::bye:
     case proto::PacketType::ack: {
-      auto header = proto::parse_header(d);
+      auto header = proto::parse_header(*prefix, d);
       if (!header) return drop(header.error()), false;
       // Before the MANIFEST (lost, and being fetched again) its session's packets cannot be read yet.
       if (state_ != State::established) return drop(proto::DropReason::unexpected), false;
@@ -126,8 +128,8 @@ bool ServerLink::on_datagram(std::span<std::uint8_t> d, TimePoint now, const Sen
   }
 }
 
-void ServerLink::on_manifest(std::span<std::uint8_t> d, TimePoint now, const Send& send) {
-  auto accepted = handshake_->on_manifest(d, options_.pinned);
+void ServerLink::on_manifest(const proto::Header& header, std::span<std::uint8_t> d, TimePoint now, const Send& send) {
+  auto accepted = handshake_->on_manifest(header, d, options_.pinned);
   if (!accepted) return drop(accepted.error());
   if (const std::string why = receiver_.adopt(accepted->body); !why.empty()) return fail(why);
   if (accepted->body.max_datagram > options_.max_datagram) return fail("the server ignored our datagram limit");

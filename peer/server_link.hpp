@@ -10,18 +10,18 @@
 #include <span>
 #include <string>
 
+#include "net/address.hpp"
 #include "peer/stream_receiver.hpp"
-#include "server/protocol/address.hpp"
-#include "server/protocol/crypto.hpp"
-#include "server/protocol/drop_reason.hpp"
-#include "server/protocol/handshake.hpp"
-#include "server/protocol/packets.hpp"
-#include "server/protocol/replay_window.hpp"
+#include "protocol/crypto.hpp"
+#include "protocol/drop_reason.hpp"
+#include "protocol/handshake.hpp"
+#include "protocol/packets.hpp"
+#include "protocol/replay_window.hpp"
 
 namespace ncast::peer {
 
 struct LinkOptions {
-  proto::Address server;
+  net::Address server;
   std::string stream;
   std::uint32_t start_segment = 0;  // kLiveEdge for the newest segment
   std::uint16_t window = 8;
@@ -68,7 +68,7 @@ class ServerLink {
 
  private:
   void begin_handshake(TimePoint now, const Send& send);
-  void on_manifest(std::span<std::uint8_t> datagram, TimePoint now, const Send& send);
+  void on_manifest(const proto::Header& header, std::span<std::uint8_t> datagram, TimePoint now, const Send& send);
   bool on_protected(std::span<std::uint8_t> datagram, const proto::Header& header, TimePoint now, const Send& send);
   void send_ack(TimePoint now, const Send& send);
   void drop(proto::DropReason reason) { counters_.drops.count(reason); }

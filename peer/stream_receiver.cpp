@@ -8,7 +8,7 @@
 #include "coding/rlnc/coefficients.hpp"
 #include "coding/rlnc/error.hpp"
 #include "coding/rlnc/generation.hpp"
-#include "server/protocol/crypto.hpp"
+#include "protocol/crypto.hpp"
 
 namespace ncast::peer {
 

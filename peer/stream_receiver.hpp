@@ -26,7 +26,7 @@
 
 #include "coding/rlnc/decoder.hpp"
 #include "peer/segment_decoder.hpp"
-#include "server/protocol/packets.hpp"
+#include "protocol/packets.hpp"
 
 namespace ncast::peer {
 

@@ -92,7 +92,7 @@ class App {
           std::make_unique<LiveIngest>(io_, o.live[i].path, *s, lo, [this, s] { pool_->stream_changed(*s); }));
     }
     if (o.metrics)
-      http_ = std::make_unique<MetricsHttp>(io_, proto::Address::parse(*o.metrics), [this] {
+      http_ = std::make_unique<MetricsHttp>(io_, net::Address::parse(*o.metrics), [this] {
         const ServerGauges g = gauges();
         return render_prometheus(last_totals_.metrics, g);
       });
@@ -234,7 +234,7 @@ int main(int argc, char** argv) {
     std::cerr << "ncast-server: " << e.what() << "\n";
     return 2;
   }
-  if (parsed.action != ncast::server::ParsedOptions::Action::run) {
+  if (parsed.action != ncast::cli::Action::run) {
     std::cout << parsed.text;
     return 0;
   }

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "server/protocol/crypto.hpp"
+#include "protocol/crypto.hpp"
 
 namespace ncast::server {
 namespace {

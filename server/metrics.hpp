@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "server/protocol/drop_reason.hpp"
-#include "server/protocol/packets.hpp"
+#include "protocol/drop_reason.hpp"
+#include "protocol/packets.hpp"
 
 namespace ncast::server {
 

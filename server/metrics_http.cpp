@@ -55,7 +55,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
 
 }  // namespace
 
-MetricsHttp::MetricsHttp(asio::io_context& io, const proto::Address& address, std::function<std::string()> render)
+MetricsHttp::MetricsHttp(asio::io_context& io, const net::Address& address, std::function<std::string()> render)
     : io_(io), acceptor_(io), render_(std::move(render)) {
   const auto ip = address.family == 4 ? asio::ip::address(asio::ip::address_v4(asio::ip::address_v4::bytes_type{
                                             address.ip[0], address.ip[1], address.ip[2], address.ip[3]}))

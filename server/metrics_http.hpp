@@ -7,15 +7,15 @@
 #include <functional>
 #include <string>
 
-#include "server/protocol/address.hpp"
+#include "net/address.hpp"
 
 namespace ncast::server {
 
 class MetricsHttp {
  public:
   // Listens on address (port 0 picks one); render is called per request. Throws on bind failure.
-  MetricsHttp(boost::asio::io_context& io, const proto::Address& address, std::function<std::string()> render);
-  proto::Address local() const { return local_; }
+  MetricsHttp(boost::asio::io_context& io, const net::Address& address, std::function<std::string()> render);
+  net::Address local() const { return local_; }
   void close();
 
  private:
@@ -24,7 +24,7 @@ class MetricsHttp {
   boost::asio::io_context& io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::function<std::string()> render_;
-  proto::Address local_;
+  net::Address local_;
 };
 
 }  // namespace ncast::server

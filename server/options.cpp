@@ -9,44 +9,19 @@
 #include <stdexcept>
 #include <thread>
 
+#include "cli/rate.hpp"
+
 namespace ncast::server {
 namespace po = boost::program_options;
 
-double parse_rate(const std::string& text) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    throw std::invalid_argument("bad rate '" + text + "' (e.g. 768k, 100M, 1G)");
-  }
-  const std::string suffix = text.substr(used);
-  double mult = 1;
-  if (suffix == "k" || suffix == "K") mult = 1e3;
-  else if (suffix == "M") mult = 1e6;
-  else if (suffix == "G") mult = 1e9;
-  else if (!suffix.empty()) throw std::invalid_argument("bad rate '" + text + "' (e.g. 768k, 100M, 1G)");
-  if (!(v >= 0) || !std::isfinite(v)) throw std::invalid_argument("bad rate '" + text + "'");
-  return v * mult;
-}
-
 namespace {
 
-proto::Address parse_address(const std::string& text, const char* what) {
-  const auto a = proto::Address::parse(text);
+net::Address parse_address(const std::string& text, const char* what) {
+  const auto a = net::Address::parse(text);
   if (a.family == 0)
     throw std::invalid_argument(std::string("--") + what + ": '" + text +
                                 "' is not a numeric host:port (e.g. 127.0.0.1:7700, [::1]:7700)");
   return a;
-}
-
-template <typename T>
-void in_range(const char* name, T value, T lo, T hi) {
-  if (value < lo || value > hi) {
-    std::ostringstream o;
-    o << "--" << name << " " << value << " is out of range " << lo << ".." << hi;
-    throw std::invalid_argument(o.str());
-  }
 }
 
 }  // namespace
@@ -131,30 +106,18 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
 
   po::options_description all;
   all.add(streams).add(coding).add(network).add(delivery).add(observe).add(general);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
-    if (vm.count("config")) {
-      std::ifstream in(vm["config"].as<std::string>());
-      if (!in) throw std::invalid_argument("cannot read config file " + vm["config"].as<std::string>());
-      po::store(po::parse_config_file(in, all), vm);
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw std::invalid_argument(e.what());
-  }
+  const po::variables_map vm = cli::parse_command_line(argc, argv, all, "config");
   if (vm.count("help")) {
-    std::ostringstream h;
-    h << "ncast-server: streams media files and live sources to ncast peers over UDP, as RLNC-coded symbols\n"
-         "(docs/protocol.md).\n\nUsage: ncast-server [--file PATH | --dir PATH | --live NAME=PATH]... [options]\n"
-      << all;
-    out.action = ParsedOptions::Action::help;
-    out.text = h.str();
+    out.action = cli::Action::help;
+    out.text = cli::help_text(
+        "ncast-server: streams media files and live sources to ncast peers over UDP, as RLNC-coded symbols\n"
+        "(docs/protocol.md).\n\nUsage: ncast-server [--file PATH | --dir PATH | --live NAME=PATH]... [options]\n",
+        all);
     return out;
   }
   if (vm.count("version")) {
-    out.action = ParsedOptions::Action::version;
-    out.text = "ncast-server 0.1.0 (protocol version 1)\n";
+    out.action = cli::Action::version;
+    out.text = cli::version_text("ncast-server", "protocol version 1");
     return out;
   }
 
@@ -166,10 +129,10 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
   }
   if (o.files.empty() && o.dirs.empty() && o.live.empty())
     throw std::invalid_argument("nothing to serve: give --file, --dir or --live (see --help)");
-  in_range("symbols", n, 1u, 256u);
+  cli::in_range("symbols", n, 1u, 256u);
   o.n = static_cast<std::uint16_t>(n);
-  in_range("symbol-size", o.symbol_size, 1u, 65536u);
-  in_range("max-datagram", max_datagram, 1200u, 65507u);
+  cli::in_range("symbol-size", o.symbol_size, 1u, 65536u);
+  cli::in_range("max-datagram", max_datagram, 1200u, 65507u);
   if (proto::coded_packet_size(0, o.symbol_size) > max_datagram)
     throw std::invalid_argument("--symbol-size " + std::to_string(o.symbol_size) +
                                 " needs --max-datagram of at least " +
@@ -178,10 +141,10 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
   const auto b = parse_backend(backend);
   if (!b) throw std::invalid_argument("--backend must be auto, cpu or cuda, not '" + backend + "'");
   o.backend = *b;
-  in_range("window", window, 1u, 64u);
-  in_range("pacing-tick-us", pacing_tick_us, 1u, 100000u);
+  cli::in_range("window", window, 1u, 64u);
+  cli::in_range("pacing-tick-us", pacing_tick_us, 1u, 100000u);
   o.config.pacing_tick = std::chrono::microseconds(pacing_tick_us);
-  in_range("pacing-burst", pacing_burst, 1u, 32u);
+  cli::in_range("pacing-burst", pacing_burst, 1u, 32u);
   o.config.pacing_burst = static_cast<std::uint16_t>(pacing_burst);
   if (!(o.config.redundancy >= 0 && o.config.redundancy <= 10))
     throw std::invalid_argument("--redundancy must be in 0..10");
@@ -195,11 +158,11 @@ ParsedOptions parse_server_options(int argc, const char* const* argv) {
     throw std::invalid_argument("--retry-rate and --join-rate must be positive");
   if (o.config.token_lifetime_s == 0) throw std::invalid_argument("--token-lifetime must be at least 1");
   if (o.threads == 0) o.threads = std::max(1u, std::thread::hardware_concurrency());
-  in_range("threads", o.threads, 1u, 1024u);
+  cli::in_range("threads", o.threads, 1u, 1024u);
   if (o.stats_interval_s < 0) throw std::invalid_argument("--stats-interval must not be negative");
 
-  o.bitrate = static_cast<std::uint64_t>(parse_rate(bitrate));
-  const double srate = parse_rate(session_rate), mrate = parse_rate(max_rate);
+  o.bitrate = static_cast<std::uint64_t>(cli::parse_rate(bitrate));
+  const double srate = cli::parse_rate(session_rate), mrate = cli::parse_rate(max_rate);
   if (srate < 8000 || mrate < 8000) throw std::invalid_argument("--session-rate and --max-rate must be at least 8k");
   if (vm.count("server-id")) o.server_id = server_id;
   if (vm.count("metrics")) {

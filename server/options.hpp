@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/command_line.hpp"
 #include "coding/backend.hpp"
 #include "server/server.hpp"
 
@@ -39,15 +40,12 @@ struct ServerOptions {
 
 // What parse_server_options decided.
 struct ParsedOptions {
-  enum class Action { run, help, version } action = Action::run;
+  cli::Action action = cli::Action::run;
   std::string text;  // help or version text
   ServerOptions options;
 };
 
 // Throws std::invalid_argument with a message for the user on any bad option or value.
 ParsedOptions parse_server_options(int argc, const char* const* argv);
-
-// "768k", "100M", "1.5G", "64000" (bit/s, decimal multipliers) → bit/s. Throws std::invalid_argument.
-double parse_rate(const std::string& text);
 
 }  // namespace ncast::server

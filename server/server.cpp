@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "server/protocol/handshake.hpp"
+#include "protocol/handshake.hpp"
 
 namespace ncast::server {
 namespace asio = boost::asio;
@@ -18,7 +18,7 @@ constexpr auto kHousekeeping = 100ms;
 }  // namespace
 
 std::size_t Server::JoinKeyHash::operator()(const JoinKey& k) const {
-  std::size_t h = proto::AddressHash{}(k.address);
+  std::size_t h = net::AddressHash{}(k.address);
   for (auto b : k.nonce) h = (h ^ b) * 1099511628211ull;
   return h;
 }
@@ -66,35 +66,35 @@ void Server::read() {
   socket_.asio().async_wait(asio::ip::udp::socket::wait_read, [this](const boost::system::error_code& ec) {
     if (ec || stopping_) return;
     const TimePoint now = Clock::now();
-    socket_.receive([&](std::span<std::uint8_t> d, const proto::Address& from) { on_datagram(d, from, now); });
+    socket_.receive([&](std::span<std::uint8_t> d, const net::Address& from) { on_datagram(d, from, now); });
     run_due(Clock::now());
     read();
   });
 }
 
-void Server::on_datagram(std::span<std::uint8_t> d, const proto::Address& from, TimePoint now) {
+void Server::on_datagram(std::span<std::uint8_t> d, const net::Address& from, TimePoint now) {
   ++metrics_.rx_packets;
   metrics_.rx_bytes += d.size();
   auto prefix = proto::parse_prefix(d);
   if (!prefix) return metrics_.drops.count(prefix.error());
   switch (prefix->type) {
-    case proto::PacketType::hello: return on_hello(d, from, prefix->version, now);
+    case proto::PacketType::hello: return on_hello(*prefix, d, from, now);
     case proto::PacketType::join:
       if (prefix->version != proto::kVersion) return metrics_.drops.count(proto::DropReason::bad_version);
-      return on_join(d, from, now);
+      return on_join(*prefix, d, from, now);
     case proto::PacketType::ack:
     case proto::PacketType::bye:
     case proto::PacketType::coded:
     case proto::PacketType::segments:
-    case proto::PacketType::manifest: return on_protected(d, from, now);
+    case proto::PacketType::manifest: return on_protected(*prefix, d, from, now);
     default: return metrics_.drops.count(proto::DropReason::unexpected);
   }
 }
 
-void Server::on_hello(std::span<std::uint8_t> d, const proto::Address& from, std::uint8_t version, TimePoint now) {
+void Server::on_hello(const proto::Prefix& prefix, std::span<std::uint8_t> d, const net::Address& from, TimePoint now) {
   ++metrics_.hellos;
   metrics_.hello_bytes += d.size();
-  if (version != proto::kVersion) {
+  if (prefix.version != proto::kVersion) {
     // Any version's HELLO is 64..1200 octets with the nonce at 4..19: answer with the versions we speak.
     if (d.size() < proto::kMinHelloSize || d.size() > proto::kMaxClearSize)
       return metrics_.drops.count(proto::DropReason::bad_version);
@@ -103,7 +103,7 @@ void Server::on_hello(std::span<std::uint8_t> d, const proto::Address& from, std
     metrics_.drops.count(proto::DropReason::bad_version);
     return send_reject(nonce, from, proto::RejectReason::unsupported_version, 0, d.size(), now);
   }
-  auto hello = proto::decode_hello(d);
+  auto hello = proto::decode_hello(prefix, d);
   if (!hello) return metrics_.drops.count(hello.error());
   if (!streams_.count(hello->stream))
     return send_reject(hello->nonce, from, proto::RejectReason::unknown_stream, 0, d.size(), now);
@@ -117,7 +117,7 @@ bool Server::within_amplification_limit(std::size_t reply, std::size_t answered)
   return false;
 }
 
-void Server::send_retry(const proto::Nonce& nonce, const proto::Address& from, std::size_t answered, TimePoint now) {
+void Server::send_retry(const proto::Nonce& nonce, const net::Address& from, std::size_t answered, TimePoint now) {
   if (!retry_bucket_.take(now)) return metrics_.drops.count(proto::DropReason::rate_limited);
   const auto token = minter_.mint(from, nonce, now_seconds(now));
   const auto packet = proto::encode(proto::Retry{nonce, {token.begin(), token.end()}});
@@ -128,7 +128,7 @@ void Server::send_retry(const proto::Nonce& nonce, const proto::Address& from, s
   }
 }
 
-void Server::send_reject(const proto::Nonce& nonce, const proto::Address& from, proto::RejectReason reason,
+void Server::send_reject(const proto::Nonce& nonce, const net::Address& from, proto::RejectReason reason,
                          std::uint32_t retry_after_ms, std::size_t answered, TimePoint now) {
   if (!retry_bucket_.take(now)) return metrics_.drops.count(proto::DropReason::rate_limited);
   proto::Reject r;
@@ -184,9 +184,9 @@ std::uint64_t Server::new_session_id() {
   }
 }
 
-void Server::on_join(std::span<std::uint8_t> d, const proto::Address& from, TimePoint now) {
+void Server::on_join(const proto::Prefix& prefix, std::span<std::uint8_t> d, const net::Address& from, TimePoint now) {
   ++metrics_.joins;
-  auto join = proto::decode_join(d);
+  auto join = proto::decode_join(prefix, d);
   if (!join) return metrics_.drops.count(join.error());
   if (!minter_.verify(join->token, from, join->nonce, now_seconds(now))) {
     // Expired, or minted before a restart: a fresh token lets the peer carry on by itself.
@@ -270,8 +270,9 @@ void Server::on_join(std::span<std::uint8_t> d, const proto::Address& from, Time
   schedule(slot, now);
 }
 
-void Server::on_protected(std::span<std::uint8_t> d, const proto::Address& from, TimePoint now) {
-  auto header = proto::parse_header(d);
+void Server::on_protected(const proto::Prefix& prefix, std::span<std::uint8_t> d, const net::Address& from,
+                          TimePoint now) {
+  auto header = proto::parse_header(prefix, d);
   if (!header) return metrics_.drops.count(header.error());
   auto it = by_id_.find(header->session);
   if (it == by_id_.end()) return metrics_.drops.count(proto::DropReason::unknown_session);

@@ -20,19 +20,19 @@
 #include <unordered_map>
 #include <vector>
 
+#include "net/address.hpp"
+#include "net/udp_socket.hpp"
+#include "protocol/crypto.hpp"
+#include "protocol/token.hpp"
 #include "server/metrics.hpp"
-#include "server/protocol/address.hpp"
-#include "server/protocol/crypto.hpp"
-#include "server/protocol/token.hpp"
 #include "server/session.hpp"
 #include "server/symbol_source.hpp"
 #include "server/token_bucket.hpp"
-#include "server/udp_socket.hpp"
 
 namespace ncast::server {
 
 struct ServerConfig {
-  proto::Address listen = proto::Address::parse("127.0.0.1:7700");
+  net::Address listen = net::Address::parse("127.0.0.1:7700");
   std::uint16_t max_window = 16;
   double redundancy = 0.02;
   // Paced sessions send this much faster than the bitrate (beyond the measured loss), so that a peer
@@ -85,19 +85,19 @@ class Server final : private SessionObserver {
   // Sends BYE(shutdown) to every session, flushes, stops; done() runs when finished.
   void shutdown(std::function<void()> done);
 
-  proto::Address local() const { return socket_.local(); }
+  net::Address local() const { return socket_.local(); }
   bool gso() const { return socket_.gso(); }
   const ServerConfig& config() const { return config_; }
   const ServerMetrics& metrics() const { return metrics_; }
   std::size_t session_count() const { return by_id_.size(); }
   std::size_t stream_count() const { return streams_.size(); }
-  const SocketCounters& socket_counters() const { return socket_.counters(); }
+  const net::SocketCounters& socket_counters() const { return socket_.counters(); }
   std::chrono::steady_clock::time_point started() const { return started_; }
   const std::map<std::string, SymbolSource*>& streams() const { return streams_; }
 
  private:
   struct JoinKey {
-    proto::Address address;
+    net::Address address;
     proto::Nonce nonce;
     bool operator==(const JoinKey&) const = default;
   };
@@ -122,13 +122,14 @@ class Server final : private SessionObserver {
   void segment_completed(std::size_t sent, std::size_t n_s) override { metrics_.segment_completed(sent, n_s); }
 
   void read();
-  void on_datagram(std::span<std::uint8_t> datagram, const proto::Address& from, TimePoint now);
-  void on_hello(std::span<std::uint8_t> datagram, const proto::Address& from, std::uint8_t version, TimePoint now);
-  void on_join(std::span<std::uint8_t> datagram, const proto::Address& from, TimePoint now);
-  void on_protected(std::span<std::uint8_t> datagram, const proto::Address& from, TimePoint now);
+  void on_datagram(std::span<std::uint8_t> datagram, const net::Address& from, TimePoint now);
+  void on_hello(const proto::Prefix& prefix, std::span<std::uint8_t> datagram, const net::Address& from, TimePoint now);
+  void on_join(const proto::Prefix& prefix, std::span<std::uint8_t> datagram, const net::Address& from, TimePoint now);
+  void on_protected(const proto::Prefix& prefix, std::span<std::uint8_t> datagram, const net::Address& from,
+                    TimePoint now);
   // answered: the size of the datagram being answered, which bounds the reply to an unvalidated address.
-  void send_retry(const proto::Nonce& nonce, const proto::Address& from, std::size_t answered, TimePoint now);
-  void send_reject(const proto::Nonce& nonce, const proto::Address& from, proto::RejectReason reason,
+  void send_retry(const proto::Nonce& nonce, const net::Address& from, std::size_t answered, TimePoint now);
+  void send_reject(const proto::Nonce& nonce, const net::Address& from, proto::RejectReason reason,
                    std::uint32_t retry_after_ms, std::size_t answered, TimePoint now);
   bool within_amplification_limit(std::size_t reply, std::size_t answered);
   std::uint32_t now_seconds(TimePoint now) const;
@@ -150,7 +151,7 @@ class Server final : private SessionObserver {
   boost::asio::io_context& io_;
   ServerConfig config_;
   const proto::Ed25519Identity& identity_;
-  UdpSocket socket_;
+  net::UdpSocket socket_;
   proto::TokenMinter minter_;
   TokenBucket retry_bucket_, join_bucket_, rate_bucket_;
   std::map<std::string, SymbolSource*> streams_;

@@ -12,7 +12,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-void add(SocketCounters& a, const SocketCounters& b) {
+void add(net::SocketCounters& a, const net::SocketCounters& b) {
   a.recv_calls += b.recv_calls;
   a.sendmmsg_calls += b.sendmmsg_calls;
   a.gso_sends += b.gso_sends;

@@ -29,7 +29,7 @@ class ServerPool {
  public:
   struct Totals {
     ServerMetrics metrics;
-    SocketCounters socket;
+    net::SocketCounters socket;
     CacheStats cache;
     std::size_t sessions = 0;
   };
@@ -49,7 +49,7 @@ class ServerPool {
   // Says BYE to every session, stops and joins the threads. Idempotent.
   void stop();
 
-  proto::Address local() const { return local_; }
+  net::Address local() const { return local_; }
   bool gso() const;
   unsigned threads() const { return static_cast<unsigned>(workers_.size()); }
   // The threads' counters summed (asks each running thread for its own and waits for the answers).
@@ -71,7 +71,7 @@ class ServerPool {
   std::vector<bool> published_final_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::function<void(const std::string&)> on_error_;
-  proto::Address local_;
+  net::Address local_;
   bool running_ = false;
 };
 

@@ -15,7 +15,7 @@ constexpr double kMaxLoss = 0.9;
 
 }  // namespace
 
-Session::Session(std::uint64_t id, const proto::Address& peer, const proto::Nonce& nonce, SymbolSource& source,
+Session::Session(std::uint64_t id, const net::Address& peer, const proto::Nonce& nonce, SymbolSource& source,
                  const proto::SessionKeys& keys, const SessionConfig& config, std::vector<std::uint8_t> manifest,
                  SessionObserver& observer, TimePoint now)
     : id_(id),

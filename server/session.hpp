@@ -12,11 +12,11 @@
 #include <span>
 #include <vector>
 
-#include "server/protocol/address.hpp"
-#include "server/protocol/crypto.hpp"
-#include "server/protocol/handshake.hpp"
-#include "server/protocol/packets.hpp"
-#include "server/protocol/replay_window.hpp"
+#include "net/address.hpp"
+#include "protocol/crypto.hpp"
+#include "protocol/handshake.hpp"
+#include "protocol/packets.hpp"
+#include "protocol/replay_window.hpp"
 #include "server/symbol_source.hpp"
 
 namespace ncast::server {
@@ -53,12 +53,12 @@ struct SessionCounters {
 
 class Session {
  public:
-  Session(std::uint64_t id, const proto::Address& peer, const proto::Nonce& nonce, SymbolSource& source,
+  Session(std::uint64_t id, const net::Address& peer, const proto::Nonce& nonce, SymbolSource& source,
           const proto::SessionKeys& keys, const SessionConfig& config, std::vector<std::uint8_t> manifest,
           SessionObserver& observer, TimePoint now);
 
   std::uint64_t id() const { return id_; }
-  const proto::Address& peer() const { return peer_; }
+  const net::Address& peer() const { return peer_; }
   const proto::Nonce& nonce() const { return nonce_; }
   const std::vector<std::uint8_t>& manifest() const { return manifest_; }
   const SessionConfig& config() const { return config_; }
@@ -126,7 +126,7 @@ class Session {
   std::size_t coded_packet(std::span<std::uint8_t> out, Flight& f, TimePoint now);
 
   std::uint64_t id_;
-  proto::Address peer_;
+  net::Address peer_;
   proto::Nonce nonce_;
   SymbolSource& source_;
   SessionConfig config_;

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "server/protocol/packets.hpp"
-#include "server/protocol/wire.hpp"
+#include "protocol/packets.hpp"
+#include "protocol/wire.hpp"
 
 namespace ncast::server {
 

@@ -10,7 +10,7 @@
 
 namespace ncast::swarm {
 
-std::optional<std::map<std::string, double>> scrape_metrics(const proto::Address& address, int timeout_ms) {
+std::optional<std::map<std::string, double>> scrape_metrics(const net::Address& address, int timeout_ms) {
   const int fd = ::socket(address.family == 4 ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return std::nullopt;
   const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);

@@ -5,11 +5,11 @@
 #include <optional>
 #include <string>
 
-#include "server/protocol/address.hpp"
+#include "net/address.hpp"
 
 namespace ncast::swarm {
 
 // Series (name with labels) → value; nullopt when the server cannot be reached or answers garbage.
-std::optional<std::map<std::string, double>> scrape_metrics(const proto::Address& address, int timeout_ms = 2000);
+std::optional<std::map<std::string, double>> scrape_metrics(const net::Address& address, int timeout_ms = 2000);
 
 }  // namespace ncast::swarm

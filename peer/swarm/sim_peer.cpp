@@ -9,7 +9,7 @@
 #include <cstring>
 #include <system_error>
 
-#include "server/protocol/packets.hpp"
+#include "protocol/packets.hpp"
 
 namespace ncast::swarm {
 namespace {
@@ -50,14 +50,14 @@ SimPeer::SimPeer(asio::io_context& io, std::uint32_t id, SimPeerOptions options,
       jitter_state_(options_.seed ^ 0xA5A5A5A5u) {
   if (options_.servers.empty()) throw std::invalid_argument("a simulated peer needs a server");
   delayed_path_ = options_.delay.count() > 0 || options_.jitter.count() > 0;
-  const proto::Address& first = options_.servers.front();
+  const net::Address& first = options_.servers.front();
   const bool v4 = first.family == 4;
   socket_.open(v4 ? asio::ip::udp::v4() : asio::ip::udp::v6());
   const int fd = socket_.native_handle();
   const int size = static_cast<int>(options_.socket_buffer);
   ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
-  server::enable_udp_gro(fd);
-  proto::Address bind;
+  net::enable_udp_gro(fd);
+  net::Address bind;
   bind.family = first.family;
   if (first.is_loopback()) bind.ip = first.ip;
   sockaddr_storage ss{};
@@ -99,17 +99,17 @@ void SimPeer::on_readable() {
   const TimePoint now = Clock::now();
   // A few batches at most, so that one busy peer does not starve the others of its thread.
   for (int batch = 0; batch < 4 && status_ == Status::running; ++batch) {
-    const auto r = server::receive_batch(socket_.native_handle(), scratch_.bytes.data(), RxScratch::kBatch,
-                                         [&](std::span<std::uint8_t> d, const proto::Address& from) {
-                                           if (d.size() <= scratch_.max_datagram && status_ == Status::running)
-                                             on_datagram(d, from, now);
-                                         });
+    const auto r = net::receive_batch(socket_.native_handle(), scratch_.bytes.data(), RxScratch::kBatch,
+                                      [&](std::span<std::uint8_t> d, const net::Address& from) {
+                                        if (d.size() <= scratch_.max_datagram && status_ == Status::running)
+                                          on_datagram(d, from, now);
+                                      });
     if (r.messages < RxScratch::kBatch) break;
   }
   after_input(now);
 }
 
-void SimPeer::on_datagram(std::span<std::uint8_t> d, const proto::Address& from, TimePoint now) {
+void SimPeer::on_datagram(std::span<std::uint8_t> d, const net::Address& from, TimePoint now) {
   for (std::size_t i = 0; i < links_.size(); ++i) {
     if (links_[i]->options().server != from) continue;
     if (!delayed_path_) return arrive(i, d, now);

@@ -21,13 +21,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "net/address.hpp"
+#include "net/udp_receive.hpp"
 #include "peer/decode_batcher.hpp"
 #include "peer/server_link.hpp"
 #include "peer/stream_receiver.hpp"
 #include "peer/swarm/playback.hpp"
 #include "peer/swarm/ready_set.hpp"
-#include "server/protocol/address.hpp"
-#include "server/udp_receive.hpp"
 
 namespace ncast::swarm {
 
@@ -35,7 +35,7 @@ using peer::Clock;
 using peer::TimePoint;
 
 struct SimPeerOptions {
-  std::vector<proto::Address> servers;  // each supplies an equal share; the first the systematic symbols
+  std::vector<net::Address> servers;  // each supplies an equal share; the first the systematic symbols
   std::string stream;
   std::uint16_t window = 4;
   bool realtime = true;  // paced at the stream's bitrate; otherwise download (as fast as allowed)
@@ -50,10 +50,10 @@ struct SimPeerOptions {
 };
 
 // Datagrams are read in batches into a buffer that the peers of one thread share. A message may be a
-// GRO run of several datagrams (server/udp_receive.hpp), so each has room for the largest.
+// GRO run of several datagrams (net/udp_receive.hpp), so each has room for the largest.
 struct RxScratch {
   static constexpr std::size_t kBatch = 16;
-  explicit RxScratch(std::size_t max_datagram) : max_datagram(max_datagram), bytes(kBatch * server::kGroMaxMessage) {}
+  explicit RxScratch(std::size_t max_datagram) : max_datagram(max_datagram), bytes(kBatch * net::kGroMaxMessage) {}
   std::size_t max_datagram;  // longer datagrams are dropped: too long for the session
   std::vector<std::uint8_t> bytes;
 };
@@ -100,7 +100,7 @@ class SimPeer final : private Readable {
   };
 
   void on_readable() override;
-  void on_datagram(std::span<std::uint8_t> datagram, const proto::Address& from, TimePoint now);
+  void on_datagram(std::span<std::uint8_t> datagram, const net::Address& from, TimePoint now);
   // Past the emulated delay: the loss process, then the link.
   void arrive(std::size_t link, std::span<std::uint8_t> datagram, TimePoint now);
   void transmit(std::size_t link, std::span<const std::uint8_t> datagram);

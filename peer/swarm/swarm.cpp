@@ -395,7 +395,7 @@ nlohmann::json run_swarm(const SwarmOptions& o) {
   // The peer with this id: realtime or download by an even spread of the fraction, its own loss process.
   auto maker = [&](std::uint32_t id) {
     SimPeerOptions po;
-    po.servers = o.spread ? std::vector<proto::Address>{o.servers[id % o.servers.size()]} : o.servers;
+    po.servers = o.spread ? std::vector<net::Address>{o.servers[id % o.servers.size()]} : o.servers;
     po.stream = o.stream;
     po.window = o.window;
     po.realtime = std::floor((id + 1) * o.realtime_fraction) > std::floor(id * o.realtime_fraction);

@@ -14,10 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "net/address.hpp"
 #include "peer/decode_batcher.hpp"
 #include "peer/segment_decoder.hpp"
 #include "peer/swarm/loss_model.hpp"
-#include "server/protocol/address.hpp"
 
 namespace ncast::swarm {
 
@@ -28,9 +28,9 @@ struct SwarmProgress {
 };
 
 struct SwarmOptions {
-  std::vector<proto::Address> servers;
-  bool spread = false;                  // peer i pulls from server i mod k alone (else every peer from all)
-  std::vector<proto::Address> metrics;  // the servers' /metrics endpoints, for the cost of serving
+  std::vector<net::Address> servers;
+  bool spread = false;                // peer i pulls from server i mod k alone (else every peer from all)
+  std::vector<net::Address> metrics;  // the servers' /metrics endpoints, for the cost of serving
   std::string stream;
   std::size_t peers = 10;
   unsigned threads = 1;

@@ -4,7 +4,6 @@
 
 #include <boost/program_options.hpp>
 
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -13,8 +12,8 @@ namespace po = boost::program_options;
 
 namespace {
 
-proto::Address address(const std::string& text, const char* what) {
-  const auto a = proto::Address::parse(text);
+net::Address address(const std::string& text, const char* what) {
+  const auto a = net::Address::parse(text);
   if (a.family == 0)
     throw std::invalid_argument(std::string("--") + what + " '" + text +
                                 "' is not a numeric HOST:PORT (e.g. 127.0.0.1:7700)");
@@ -84,22 +83,15 @@ ParsedSwarmOptions parse_swarm_options(int argc, const char* const* argv) {
       "report", po::value(&out.report_path), "also write the JSON report to this file")(
       "progress", po::value(&progress)->default_value("auto"),
       "live summary on standard error: auto (on a terminal), on, off")("help,h", "show this help");
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw std::invalid_argument(e.what());
-  }
+  const po::variables_map vm = cli::parse_command_line(argc, argv, opts);
   if (vm.count("help")) {
-    std::ostringstream h;
-    h << "ncast-swarm: runs many simulated ncast peers in one process against one or more servers, with\n"
-         "emulated loss, delay, jitter and churn; every segment is decoded and verified (SHA-256). Prints a\n"
-         "final table (or --json), with the servers' CPU time per GB sent when --metrics is given.\n\n"
-         "Usage: ncast-swarm -s HOST:PORT --stream NAME [-n PEERS] [options]\n"
-      << opts;
-    out.action = ParsedSwarmOptions::Action::help;
-    out.text = h.str();
+    out.action = cli::Action::help;
+    out.text = cli::help_text(
+        "ncast-swarm: runs many simulated ncast peers in one process against one or more servers, with\n"
+        "emulated loss, delay, jitter and churn; every segment is decoded and verified (SHA-256). Prints a\n"
+        "final table (or --json), with the servers' CPU time per GB sent when --metrics is given.\n\n"
+        "Usage: ncast-swarm -s HOST:PORT --stream NAME [-n PEERS] [options]\n",
+        opts);
     return out;
   }
   if (servers.empty()) throw std::invalid_argument("give at least one --server HOST:PORT");

@@ -2,12 +2,13 @@
 // ncast-swarm's command line.
 #include <string>
 
+#include "cli/command_line.hpp"
 #include "peer/swarm/swarm.hpp"
 
 namespace ncast::swarm {
 
 struct ParsedSwarmOptions {
-  enum class Action { run, help } action = Action::run;
+  cli::Action action = cli::Action::run;
   std::string text;
   SwarmOptions options;
   bool json = false;        // the whole report (with every peer) as one JSON document on standard output

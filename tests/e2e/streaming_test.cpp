@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include "server/protocol/handshake.hpp"
-#include "server/protocol/packets.hpp"
+#include "protocol/handshake.hpp"
+#include "protocol/packets.hpp"
 #include "tests/e2e/e2e_support.hpp"
 
 namespace ncast::e2e {

@@ -237,8 +237,8 @@ TEST_F(SwarmTest, DecoderGpuWithoutADeviceFailsBeforeAnyPeerStarts) {
 // segment of every peer goes through a batch and is verified, written and acknowledged.
 TEST_F(SwarmTest, BatchedDecodingCompletesEveryPeer) {
   swarm::SwarmOptions o;
-  o.servers = {proto::Address::parse("127.0.0.1:" + std::to_string(server_.port))};
-  o.metrics = {proto::Address::parse("127.0.0.1:" + std::to_string(server_.metrics))};
+  o.servers = {net::Address::parse("127.0.0.1:" + std::to_string(server_.port))};
+  o.metrics = {net::Address::parse("127.0.0.1:" + std::to_string(server_.metrics))};
   o.stream = "media";
   o.peers = 8;
   o.threads = 2;

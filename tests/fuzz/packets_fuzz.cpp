@@ -1,4 +1,4 @@
-// Every packet decoder of server/protocol on one datagram, as a server or peer receives it: the
+// Every packet decoder of protocol/ on one datagram, as a server or peer receives it: the
 // prefix, each clear packet, the protected header, its AEAD opening, the replay window, and every
 // protected body as a session endpoint (a relay, a peer) could send it once decrypted. What a decoder
 // accepts must encode back to exactly the octets it came from, and views must lie inside the input.
@@ -6,10 +6,11 @@
 #include <optional>
 #include <vector>
 
-#include "server/protocol/handshake.hpp"
-#include "server/protocol/packets.hpp"
-#include "server/protocol/replay_window.hpp"
-#include "server/protocol/token.hpp"
+#include "net/address.hpp"
+#include "protocol/handshake.hpp"
+#include "protocol/packets.hpp"
+#include "protocol/replay_window.hpp"
+#include "protocol/token.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 namespace {
@@ -39,7 +40,7 @@ struct Keys {
   std::array<std::uint8_t, kIvSize> iv{};
   Aead aead{Suite::aes128_gcm, key, iv, Aead::Direction::open};
   TokenMinter minter{std::array<std::uint8_t, 32>{7}, 30};
-  Address address = Address::parse("192.0.2.1:4433");
+  ncast::net::Address address = ncast::net::Address::parse("192.0.2.1:4433");
   PeerHandshake handshake = make_handshake();
 
   static PeerHandshake make_handshake() {

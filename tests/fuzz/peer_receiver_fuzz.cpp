@@ -9,7 +9,7 @@
 
 #include "coding/rlnc/coefficients.hpp"
 #include "peer/stream_receiver.hpp"
-#include "server/protocol/crypto.hpp"
+#include "protocol/crypto.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 #include "tests/fuzz/gf_table.hpp"
 

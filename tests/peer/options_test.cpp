@@ -52,7 +52,7 @@ TEST(PeerOptions, BadValues) {
            {"-s", "127.0.0.1:1", "--stream", "x", "--relay-memory-mb", "-1"},
        })
     EXPECT_THROW(parse(args), std::invalid_argument);
-  EXPECT_EQ(parse({"--help"}).action, ParsedPeerOptions::Action::help);
+  EXPECT_EQ(parse({"--help"}).action, cli::Action::help);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 
 #include "coding/cpu_engine.hpp"
 #include "coding/rlnc/decoder.hpp"
-#include "server/protocol/crypto.hpp"
+#include "protocol/crypto.hpp"
 
 namespace ncast::server {
 namespace {

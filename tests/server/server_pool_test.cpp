@@ -11,9 +11,9 @@
 #include <thread>
 
 #include "coding/cpu_engine.hpp"
+#include "net/udp_socket.hpp"
+#include "protocol/handshake.hpp"
 #include "server/locked_chunk_coder.hpp"
-#include "server/protocol/handshake.hpp"
-#include "server/udp_socket.hpp"
 
 namespace ncast::server {
 namespace {
@@ -40,15 +40,15 @@ struct Fixture {
 // A peer's socket, blocking with a deadline.
 class Client {
  public:
-  explicit Client(boost::asio::io_context& io) : socket_(io, proto::Address::parse("127.0.0.1:0"), 1 << 20, 2048) {}
-  void send(std::span<const std::uint8_t> d, const proto::Address& to) { ASSERT_TRUE(socket_.send_now(d, to)); }
+  explicit Client(boost::asio::io_context& io) : socket_(io, net::Address::parse("127.0.0.1:0"), 1 << 20, 2048) {}
+  void send(std::span<const std::uint8_t> d, const net::Address& to) { ASSERT_TRUE(socket_.send_now(d, to)); }
   // The next datagram within 2 s, or an empty vector.
   std::vector<std::uint8_t> receive() {
     const auto deadline = std::chrono::steady_clock::now() + 2s;
     std::vector<std::uint8_t> got;
     while (got.empty() && std::chrono::steady_clock::now() < deadline) {
       socket_.receive(
-          [&](std::span<std::uint8_t> d, const proto::Address&) {
+          [&](std::span<std::uint8_t> d, const net::Address&) {
             if (got.empty()) got.assign(d.begin(), d.end());
           },
           1);
@@ -58,7 +58,7 @@ class Client {
   }
 
  private:
-  UdpSocket socket_;
+  net::UdpSocket socket_;
 };
 
 proto::PacketType type_of(std::span<const std::uint8_t> d) {
@@ -75,7 +75,7 @@ proto::Join join_for(const std::string& stream) {
 
 // HELLO to `hello_to`, then the JOIN with its token to `join_to`: what answers the JOIN.
 proto::PacketType handshake(
-    Client& c, const proto::Address& hello_to, const proto::Address& join_to, std::function<void()> pump = [] {}) {
+    Client& c, const net::Address& hello_to, const net::Address& join_to, std::function<void()> pump = [] {}) {
   proto::PeerHandshake h(join_for("clip"));
   c.send(h.hello(), hello_to);
   pump();
@@ -93,7 +93,7 @@ TEST(ServerPool, ATokenFromOneServerIsHonouredByAnotherWithTheSameKey) {
   Fixture f;
   boost::asio::io_context io;
   ServerConfig config;
-  config.listen = proto::Address::parse("127.0.0.1:0");
+  config.listen = net::Address::parse("127.0.0.1:0");
   std::array<std::uint8_t, 32> key{};
   proto::random_bytes(key);
   config.token_key = key;
@@ -123,7 +123,7 @@ TEST(ServerPool, ATokenFromOneServerIsHonouredByAnotherWithTheSameKey) {
 TEST(ServerPool, ThreadsShareThePortTheSessionLimitAndTheirCounters) {
   Fixture f;
   ServerConfig config;
-  config.listen = proto::Address::parse("127.0.0.1:0");
+  config.listen = net::Address::parse("127.0.0.1:0");
   config.max_sessions = 5;
   std::vector<std::string> errors;
   ServerPool pool(config, f.identity, 3, f.shared, 4 << 20, {&f.stream},
@@ -154,7 +154,7 @@ TEST(ServerPool, ThreadsShareThePortTheSessionLimitAndTheirCounters) {
 TEST(ServerPool, TheThreadsBindOnePortAndTheKernelSpreadsPeersOverThem) {
   Fixture f;
   ServerConfig config;
-  config.listen = proto::Address::parse("127.0.0.1:0");
+  config.listen = net::Address::parse("127.0.0.1:0");
   ServerPool pool(config, f.identity, 4, f.shared, 4 << 20, {&f.stream}, [](const std::string&) {});
   pool.start();
   boost::asio::io_context io;

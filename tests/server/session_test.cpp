@@ -200,7 +200,7 @@ std::size_t exchange(Fixture& f, Session& s, SimPeer& peer, double p, int max_st
 
 TEST(Session, LossyChannelDeliversEverythingWithLittleOverhead) {
   Fixture f(30);
-  Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {1, 2, 3}, f.observer,
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {1, 2, 3}, f.observer,
             TimePoint{} + 1s);
   SimPeer peer(f.keys, 7, f.info, f.config.window);
   exchange(f, s, peer, 0.2, 5000);
@@ -217,7 +217,7 @@ TEST(Session, LossyChannelDeliversEverythingWithLittleOverhead) {
 
 TEST(Session, NoCodedDataBeforeKeyConfirmation) {
   Fixture f(3);
-  Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});
   std::vector<std::uint8_t> buf(1200);
   std::size_t packets = 0;
   for (std::size_t len; (len = s.next_packet(buf, TimePoint{})) != 0; ++packets) {
@@ -230,7 +230,7 @@ TEST(Session, NoCodedDataBeforeKeyConfirmation) {
 
 TEST(Session, ForgedReplayedAndUnexpectedPacketsAreDropped) {
   Fixture f(2);
-  Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});
   SimPeer peer(f.keys, 7, f.info, 4);
   auto ack = peer.ack();
   auto h = *proto::parse_header(ack);
@@ -263,7 +263,7 @@ TEST(Session, ForgedReplayedAndUnexpectedPacketsAreDropped) {
 TEST(Session, PacingFollowsTheRate) {
   Fixture f(40);
   f.config.rate = 120000;  // octets/s: about 100 packets of 1.2 kB per second
-  Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{} + 1s);
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{} + 1s);
   SimPeer peer(f.keys, 7, f.info, 4);
   const std::size_t bytes = exchange(f, s, peer, 0.0, 1000);  // one second
   EXPECT_FALSE(peer.complete(40));                            // it would take longer at this rate
@@ -276,7 +276,7 @@ TEST(Session, PacedSessionMeasuresLossFromAPeerThatAcksEveryPacket) {
   // spans 8 packets, so the loss must be measured across ACKs. Then the paced rate makes up for it.
   Fixture f(2000);
   f.config.rate = 120000;  // octets/s: about 1070 coded packets of 112 octets per second
-  Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{} + 1s);
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{} + 1s);
   SimPeer peer(f.keys, 7, f.info, 4);
   const std::size_t bytes = exchange(f, s, peer, 0.3, 3000);  // three seconds
   EXPECT_NEAR(s.loss_estimate(), 0.3, 0.08);
@@ -292,7 +292,7 @@ TEST(Session, TheBucketHoldsAPacingBurst) {
   for (const std::uint16_t burst : {1, 8}) {
     f.config.burst = burst;
     TimePoint t = TimePoint{} + 1s;
-    Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, t);
+    Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, t);
     const std::size_t held = std::max<std::size_t>(2, burst) * 1200;
     EXPECT_EQ(s.burst_bytes(), burst * 1200u);
     EXPECT_TRUE(s.can_send(held)) << "a new session may send a burst at once";
@@ -317,7 +317,7 @@ TEST(Session, APacedRoundEndsOneDatagramAtATime) {
   for (const bool download : {false, true}) {
     f.config.download = download;
     const TimePoint t = TimePoint{} + 1s;
-    Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, t);
+    Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, t);
     SimPeer peer(f.keys, 7, f.info, f.config.window);
     auto ack = [&] {
       auto a = peer.ack();
@@ -351,7 +351,7 @@ TEST(Session, PacingNeverAsksToComeBackAtOnce) {
   // truncated to zero made the scheduler spin (seen on a 16-core host).
   Fixture f(2);
   f.config.rate = 1e9 / 3;
-  Session s(7, proto::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});
   TimePoint t{};
   for (int i = 0; i < 100000; ++i) {
     t += std::chrono::nanoseconds(1 + i % 7);

@@ -20,9 +20,9 @@
 #include <thread>
 #include <vector>
 
+#include "net/udp_receive.hpp"
+#include "net/udp_socket.hpp"
 #include "server/server.hpp"
-#include "server/udp_receive.hpp"
-#include "server/udp_socket.hpp"
 
 namespace ncast::bench {
 namespace {
@@ -49,17 +49,17 @@ class Sinks {
       if (fd < 0) throw std::system_error(errno, std::generic_category(), "raw UDP anchor: socket");
       fds_.push_back(fd);
       // As the peers do: a GSO run arrives whole, and the sender is not charged for splitting it.
-      server::enable_udp_gro(fd);
+      net::enable_udp_gro(fd);
       const int size = 512 << 10;
       ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
-      proto::Address a = proto::Address::parse("127.0.0.1:0");
+      net::Address a = net::Address::parse("127.0.0.1:0");
       sockaddr_storage ss{};
       const socklen_t len = a.to_sockaddr(ss);
       if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0)
         throw std::system_error(errno, std::generic_category(), "raw UDP anchor: bind");
       socklen_t got = sizeof ss;
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &got);
-      addresses_.push_back(proto::Address::from_sockaddr(reinterpret_cast<sockaddr*>(&ss)));
+      addresses_.push_back(net::Address::from_sockaddr(reinterpret_cast<sockaddr*>(&ss)));
       epoll_event ev{};
       ev.events = EPOLLIN;
       ev.data.fd = fd;
@@ -73,24 +73,24 @@ class Sinks {
     for (int fd : fds_) ::close(fd);
     ::close(epoll_);
   }
-  const std::vector<proto::Address>& addresses() const { return addresses_; }
+  const std::vector<net::Address>& addresses() const { return addresses_; }
 
  private:
   void drain() {
     constexpr std::size_t kBatch = 32;
-    std::vector<std::uint8_t> buf(kBatch * server::kGroMaxMessage);
+    std::vector<std::uint8_t> buf(kBatch * net::kGroMaxMessage);
     epoll_event events[64];
     while (!stop_) {
       const int n = ::epoll_wait(epoll_, events, 64, 20);
       for (int e = 0; e < n; ++e)
-        while (server::receive_batch(events[e].data.fd, buf.data(), kBatch, [](auto, const auto&) {}).messages ==
-               kBatch) {}
+        while (net::receive_batch(events[e].data.fd, buf.data(), kBatch, [](auto, const auto&) {}).messages == kBatch) {
+        }
     }
   }
 
   int epoll_ = -1;
   std::vector<int> fds_;
-  std::vector<proto::Address> addresses_;
+  std::vector<net::Address> addresses_;
   std::atomic<bool> stop_{false};
   std::thread drain_;
 };
@@ -103,7 +103,7 @@ RawUdpResult measure_raw_udp(std::size_t datagram, std::size_t destinations, std
   Sinks sinks(destinations);
   boost::asio::io_context io;
   server::ServerConfig defaults;
-  server::UdpSocket socket(io, proto::Address::parse("127.0.0.1:0"), defaults.socket_buffer, datagram);
+  net::UdpSocket socket(io, net::Address::parse("127.0.0.1:0"), defaults.socket_buffer, datagram);
   std::vector<std::uint8_t> payload(datagram);
   std::mt19937_64 rng(7);
   for (auto& b : payload) b = static_cast<std::uint8_t>(rng());

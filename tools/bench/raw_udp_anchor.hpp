@@ -1,6 +1,6 @@
 #pragma once
 // The anchor of ncast-bench serve: how fast this host's network stack takes UDP datagrams through the
-// server's own send path (server::UdpSocket: sendmmsg, UDP GSO for runs to one destination) when there
+// server's own send path (net::UdpSocket: sendmmsg, UDP GSO for runs to one destination) when there
 // is no coding, no crypto and no session logic: datagrams of the coded packets' size, sent round robin
 // to as many receiving sockets on loopback as the swarm has peers, `run` datagrams in a row to each
 // (a run longer than one becomes one GSO send). A drain thread keeps the receivers reading, with UDP

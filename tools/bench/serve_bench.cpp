@@ -25,9 +25,10 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/rate.hpp"
 #include "peer/swarm/swarm.hpp"
+#include "protocol/packets.hpp"
 #include "server/options.hpp"
-#include "server/protocol/packets.hpp"
 #include "tools/bench/bench.hpp"
 #include "tools/bench/raw_udp_anchor.hpp"
 #include "tools/bench/server_process.hpp"
@@ -256,7 +257,7 @@ int run_serve(int argc, char** argv) {
   add_common_options(desc, common);
   if (!parse_options(argc, argv, "usage: ncast-bench serve [options]", desc, common)) return 0;
   if (o.server_bin.empty()) o.server_bin = default_server_binary();
-  const double bitrate = server::parse_rate(o.bitrate);
+  const double bitrate = cli::parse_rate(o.bitrate);
   if (!(bitrate >= 8000)) throw po::error("--bitrate must be at least 8k");
   if (!(o.media_seconds > 0) || !(o.budget_s > 0) || !(o.anchor_seconds > 0)) throw po::error("times must be positive");
   if (o.start < 1 || o.max < o.start) throw po::error("want 1 <= --start <= --max");

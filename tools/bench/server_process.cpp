@@ -78,8 +78,8 @@ ServerProcess::ServerProcess(const std::string& binary, const std::vector<std::s
     }
     text.append(buf, static_cast<std::size_t>(n));
   }
-  address_ = proto::Address::parse(listening_["address"].get<std::string>());
-  if (listening_["metrics"].is_string()) metrics_ = proto::Address::parse(listening_["metrics"].get<std::string>());
+  address_ = net::Address::parse(listening_["address"].get<std::string>());
+  if (listening_["metrics"].is_string()) metrics_ = net::Address::parse(listening_["metrics"].get<std::string>());
   // The pipe stays open (unread) until the end: run with --stats-interval 0, the server writes one more
   // line when it stops.
 }

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/protocol/address.hpp"
+#include "net/address.hpp"
 
 namespace ncast::bench {
 
@@ -24,8 +24,8 @@ class ServerProcess {
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
 
-  const proto::Address& address() const { return address_; }
-  const proto::Address& metrics() const { return metrics_; }
+  const net::Address& address() const { return address_; }
+  const net::Address& metrics() const { return metrics_; }
   const nlohmann::json& listening() const { return listening_; }
 
  private:
@@ -34,7 +34,7 @@ class ServerProcess {
 
   pid_t pid_ = -1;
   int out_ = -1;
-  proto::Address address_, metrics_;
+  net::Address address_, metrics_;
   nlohmann::json listening_;
 };
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-#include "server/protocol/address.hpp"
+#include "net/address.hpp"
 
 namespace ncast::proto {
 
@@ -22,15 +22,15 @@ class TokenMinter {
   TokenMinter(std::span<const std::uint8_t, 32> key, std::uint32_t lifetime_s);
 
   // now_s: seconds on any clock that only moves forward (the same one for verify).
-  Token mint(const Address& address, const Nonce& nonce, std::uint32_t now_s) const;
+  Token mint(const net::Address& address, const Nonce& nonce, std::uint32_t now_s) const;
   // Whether token was minted by this key for this address, port and nonce at most lifetime seconds ago.
-  bool verify(std::span<const std::uint8_t> token, const Address& address, const Nonce& nonce,
+  bool verify(std::span<const std::uint8_t> token, const net::Address& address, const Nonce& nonce,
               std::uint32_t now_s) const;
 
   std::uint32_t lifetime_s() const { return lifetime_s_; }
 
  private:
-  std::array<std::uint8_t, 16> mac(std::uint32_t issued, const Address& address, const Nonce& nonce) const;
+  std::array<std::uint8_t, 16> mac(std::uint32_t issued, const net::Address& address, const Nonce& nonce) const;
 
   std::array<std::uint8_t, 32> key_{};
   std::uint32_t lifetime_s_;

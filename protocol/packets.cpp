@@ -1,4 +1,4 @@
-#include "server/protocol/packets.hpp"
+#include "protocol/packets.hpp"
 
 #include <algorithm>
 
@@ -26,16 +26,20 @@ void write_prefix(Writer& w, std::uint8_t version, PacketType type) {
   w.u8(static_cast<std::uint8_t>(type));
 }
 
-// Reads the prefix of a clear packet of this version and type.
-std::optional<DropReason> expect_prefix(Reader& r, PacketType type) {
-  const std::uint16_t magic = r.u16();
-  const std::uint8_t version = r.u8();
-  const std::uint8_t t = r.u8();
-  if (!r.ok()) return DropReason::truncated;
-  if (magic != kMagic) return DropReason::bad_magic;
-  if (t != static_cast<std::uint8_t>(type)) return DropReason::bad_type;
-  if (version != kVersion) return DropReason::bad_version;
+// A clear packet's prefix, as parse_prefix read it from d: of this type and version.
+std::optional<DropReason> check_prefix(const Prefix& prefix, PacketType type, std::span<const std::uint8_t> d) {
+  if (d.size() < kPrefixSize) return DropReason::truncated;
+  if (prefix.type != type) return DropReason::bad_type;
+  if (prefix.version != kVersion) return DropReason::bad_version;
   return std::nullopt;
+}
+
+// decode(prefix, datagram) after parsing the prefix.
+template <typename Decode>
+auto with_prefix(std::span<const std::uint8_t> d, Decode decode) -> decltype(decode(Prefix{}, d)) {
+  auto prefix = parse_prefix(d);
+  if (!prefix) return prefix.error();
+  return decode(*prefix, d);
 }
 
 std::vector<std::uint8_t> finish(std::vector<std::uint8_t> buf, const Writer& w) {
@@ -79,10 +83,14 @@ std::vector<std::uint8_t> encode(const Hello& hello, std::size_t pad_to) {
 }
 
 Parsed<Hello> decode_hello(std::span<const std::uint8_t> d) {
+  return with_prefix(d, [](const Prefix& p, auto datagram) { return decode_hello(p, datagram); });
+}
+
+Parsed<Hello> decode_hello(const Prefix& prefix, std::span<const std::uint8_t> d) {
   if (d.size() < kMinHelloSize) return DropReason::truncated;
   if (d.size() > kMaxClearSize) return DropReason::oversized;
-  Reader r(d);
-  if (auto e = expect_prefix(r, PacketType::hello)) return *e;
+  if (auto e = check_prefix(prefix, PacketType::hello, d)) return *e;
+  Reader r(d.subspan(kPrefixSize));
   Hello h;
   r.copy_to(h.nonce);
   h.stream = r.short_string(1);
@@ -105,8 +113,12 @@ std::vector<std::uint8_t> encode(const Retry& retry) {
 }
 
 Parsed<Retry> decode_retry(std::span<const std::uint8_t> d) {
-  Reader r(d);
-  if (auto e = expect_prefix(r, PacketType::retry)) return *e;
+  return with_prefix(d, [](const Prefix& p, auto datagram) { return decode_retry(p, datagram); });
+}
+
+Parsed<Retry> decode_retry(const Prefix& prefix, std::span<const std::uint8_t> d) {
+  if (auto e = check_prefix(prefix, PacketType::retry, d)) return *e;
+  Reader r(d.subspan(kPrefixSize));
   Retry out;
   r.copy_to(out.nonce);
   const std::size_t len = r.u8();
@@ -144,9 +156,13 @@ std::vector<std::uint8_t> encode(const Join& join) {
 }
 
 Parsed<Join> decode_join(std::span<const std::uint8_t> d) {
+  return with_prefix(d, [](const Prefix& p, auto datagram) { return decode_join(p, datagram); });
+}
+
+Parsed<Join> decode_join(const Prefix& prefix, std::span<const std::uint8_t> d) {
   if (d.size() > kMaxClearSize) return DropReason::oversized;
-  Reader r(d);
-  if (auto e = expect_prefix(r, PacketType::join)) return *e;
+  if (auto e = check_prefix(prefix, PacketType::join, d)) return *e;
+  Reader r(d.subspan(kPrefixSize));
   Join j;
   r.copy_to(j.nonce);
   const std::size_t token_len = r.u8();
@@ -188,15 +204,16 @@ std::vector<std::uint8_t> encode(const Reject& reject) {
 }
 
 Parsed<Reject> decode_reject(std::span<const std::uint8_t> d) {
+  return with_prefix(d, [](const Prefix& p, auto datagram) { return decode_reject(p, datagram); });
+}
+
+Parsed<Reject> decode_reject(const Prefix& prefix, std::span<const std::uint8_t> d) {
   // The REJECT layout is the same in every version, so its version byte is not checked.
-  Reader r(d);
-  const std::uint16_t magic = r.u16();
+  if (d.size() < kPrefixSize) return DropReason::truncated;
+  if (prefix.type != PacketType::reject) return DropReason::bad_type;
+  Reader r(d.subspan(kPrefixSize));
   Reject out;
-  out.version = r.u8();
-  const std::uint8_t type = r.u8();
-  if (!r.ok()) return DropReason::truncated;
-  if (magic != kMagic) return DropReason::bad_magic;
-  if (type != static_cast<std::uint8_t>(PacketType::reject)) return DropReason::bad_type;
+  out.version = prefix.version;
   r.copy_to(out.nonce);
   const std::uint8_t reason = r.u8();
   out.retry_after_ms = r.u32();
@@ -212,15 +229,17 @@ Parsed<Reject> decode_reject(std::span<const std::uint8_t> d) {
 // ---- protected ----
 
 Parsed<Header> parse_header(std::span<const std::uint8_t> d) {
-  auto prefix = parse_prefix(d);
-  if (!prefix) return prefix.error();
-  if (!is_protected(prefix->type)) return DropReason::bad_type;
-  if (prefix->version != kVersion) return DropReason::bad_version;
+  return with_prefix(d, [](const Prefix& p, auto datagram) { return parse_header(p, datagram); });
+}
+
+Parsed<Header> parse_header(const Prefix& prefix, std::span<const std::uint8_t> d) {
+  if (!is_protected(prefix.type)) return DropReason::bad_type;
+  if (prefix.version != kVersion) return DropReason::bad_version;
   if (d.size() < kHeaderSize + kTagSize) return DropReason::truncated;
   if (d.size() > kMaxDatagram) return DropReason::oversized;
   Reader r(d.subspan(kPrefixSize));
   Header h;
-  h.type = prefix->type;
+  h.type = prefix.type;
   h.session = r.u64();
   h.number = r.u64();
   return h;

@@ -1,4 +1,4 @@
-#include "server/protocol/replay_window.hpp"
+#include "protocol/replay_window.hpp"
 
 namespace ncast::proto {
 

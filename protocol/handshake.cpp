@@ -1,4 +1,4 @@
-#include "server/protocol/handshake.hpp"
+#include "protocol/handshake.hpp"
 
 #include <openssl/crypto.h>
 
@@ -121,8 +121,14 @@ Parsed<PeerHandshake::Accepted> PeerHandshake::on_manifest(std::span<std::uint8_
   if (joins_.empty()) return DropReason::unexpected;
   auto header = parse_header(datagram);
   if (!header) return header.error();
-  if (header->type != PacketType::manifest) return DropReason::bad_type;
-  if (header->number != 0) return DropReason::malformed;
+  return on_manifest(*header, datagram, pinned);
+}
+
+Parsed<PeerHandshake::Accepted> PeerHandshake::on_manifest(const Header& header, std::span<std::uint8_t> datagram,
+                                                           const std::optional<PublicKey>& pinned) const {
+  if (joins_.empty()) return DropReason::unexpected;
+  if (header.type != PacketType::manifest) return DropReason::bad_type;
+  if (header.number != 0) return DropReason::malformed;
   if (datagram.size() < kManifestAadSize + kTagSize) return DropReason::truncated;
   Reader r(datagram.subspan(kHeaderSize, kManifestAadSize - kHeaderSize));
   auto hs = read_manifest_handshake(r);
@@ -143,7 +149,7 @@ Parsed<PeerHandshake::Accepted> PeerHandshake::on_manifest(std::span<std::uint8_
   if (!shared) return DropReason::auth;
 
   Accepted out;
-  out.header = *header;
+  out.header = header;
   out.handshake = *hs;
   out.keys =
       derive_session_keys(*suite, *shared, hs->nonce, hs->server_nonce, *signed_join, datagram.first(kManifestAadSize));

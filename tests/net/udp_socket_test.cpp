@@ -1,20 +1,20 @@
 // The batched socket on loopback: every queued packet arrives intact and in order, whether it went
 // out alone or merged into a GSO send with its neighbours, and whether that send reached the receiver
 // whole (UDP GRO: split again there) or was split by the kernel.
-#include "server/udp_socket.hpp"
+#include "net/udp_socket.hpp"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-namespace ncast::server {
+namespace ncast::net {
 namespace {
 
 TEST(UdpSocket, BatchesArriveIntact) {
   boost::asio::io_context io;
-  UdpSocket a(io, proto::Address::parse("127.0.0.1:0"), 1 << 20, 1500);
-  UdpSocket b(io, proto::Address::parse("127.0.0.1:0"), 1 << 20, 1500);
-  UdpSocket c(io, proto::Address::parse("127.0.0.1:0"), 1 << 20, 1500);
+  UdpSocket a(io, Address::parse("127.0.0.1:0"), 1 << 20, 1500);
+  UdpSocket b(io, Address::parse("127.0.0.1:0"), 1 << 20, 1500);
+  UdpSocket c(io, Address::parse("127.0.0.1:0"), 1 << 20, 1500);
   ASSERT_NE(a.local().port, 0);
   std::mt19937_64 rng(3);
   std::vector<std::vector<std::uint8_t>> to_b, to_c;
@@ -41,7 +41,7 @@ TEST(UdpSocket, BatchesArriveIntact) {
   auto collect = [](UdpSocket& s, std::size_t want) {
     std::vector<std::vector<std::uint8_t>> got;
     for (int tries = 0; tries < 200 && got.size() < want; ++tries) {
-      s.receive([&](std::span<std::uint8_t> d, const proto::Address&) { got.emplace_back(d.begin(), d.end()); });
+      s.receive([&](std::span<std::uint8_t> d, const net::Address&) { got.emplace_back(d.begin(), d.end()); });
       if (got.size() < want) usleep(1000);
     }
     return got;
@@ -55,7 +55,7 @@ TEST(UdpSocket, BatchesArriveIntact) {
 
 TEST(UdpSocket, BindFailureNamesTheAddress) {
   boost::asio::io_context io;
-  UdpSocket a(io, proto::Address::parse("127.0.0.1:0"), 1 << 16);
+  UdpSocket a(io, Address::parse("127.0.0.1:0"), 1 << 16);
   try {
     UdpSocket b(io, a.local(), 1 << 16);
     FAIL() << "bound the same port twice";
@@ -65,4 +65,4 @@ TEST(UdpSocket, BindFailureNamesTheAddress) {
 }
 
 }  // namespace
-}  // namespace ncast::server
+}  // namespace ncast::net

@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "server/protocol/crypto.hpp"
-#include "server/protocol/drop_reason.hpp"
-#include "server/protocol/token.hpp"
-#include "server/protocol/wire.hpp"
+#include "protocol/crypto.hpp"
+#include "protocol/drop_reason.hpp"
+#include "protocol/token.hpp"
+#include "protocol/wire.hpp"
 
 namespace ncast::proto {
 
@@ -80,6 +80,8 @@ struct Prefix {
 // Checks length, magic and type; the version is returned as found (HELLO of another version gets a
 // REJECT, everything else of another version is dropped by the caller).
 Parsed<Prefix> parse_prefix(std::span<const std::uint8_t> datagram);
+// Each decoder below also takes the prefix its caller already parsed from the same datagram, so that
+// a dispatcher reads every prefix once; the forms without it parse the prefix themselves.
 
 // ---- clear packets -------------------------------------------------------------------------------
 
@@ -91,6 +93,7 @@ struct Hello {
 // Padded with zeros to at least kMinHelloSize octets (pad_to may ask for more, up to kMaxClearSize).
 std::vector<std::uint8_t> encode(const Hello& hello, std::size_t pad_to = kMinHelloSize);
 Parsed<Hello> decode_hello(std::span<const std::uint8_t> datagram);
+Parsed<Hello> decode_hello(const Prefix& prefix, std::span<const std::uint8_t> datagram);
 
 struct Retry {
   Nonce nonce{};
@@ -98,6 +101,7 @@ struct Retry {
 };
 std::vector<std::uint8_t> encode(const Retry& retry);
 Parsed<Retry> decode_retry(std::span<const std::uint8_t> datagram);
+Parsed<Retry> decode_retry(const Prefix& prefix, std::span<const std::uint8_t> datagram);
 
 namespace join_flags {
 inline constexpr std::uint8_t systematic = 1;
@@ -122,6 +126,7 @@ struct Join {
 };
 std::vector<std::uint8_t> encode(const Join& join);
 Parsed<Join> decode_join(std::span<const std::uint8_t> datagram);
+Parsed<Join> decode_join(const Prefix& prefix, std::span<const std::uint8_t> datagram);
 
 enum class RejectReason : std::uint8_t {
   unsupported_version = 1,
@@ -140,6 +145,7 @@ struct Reject {
 };
 std::vector<std::uint8_t> encode(const Reject& reject);
 Parsed<Reject> decode_reject(std::span<const std::uint8_t> datagram);
+Parsed<Reject> decode_reject(const Prefix& prefix, std::span<const std::uint8_t> datagram);
 
 // ---- protected packets ---------------------------------------------------------------------------
 
@@ -150,6 +156,7 @@ struct Header {
 };
 // The header of a protected packet of this version; checks the datagram can hold a header and a tag.
 Parsed<Header> parse_header(std::span<const std::uint8_t> datagram);
+Parsed<Header> parse_header(const Prefix& prefix, std::span<const std::uint8_t> datagram);
 void write_header(Writer& w, const Header& header);
 
 // Writes header, then body through write_body(Writer&), then seals; returns the packet length, or 0

@@ -1,10 +1,10 @@
 // Address parsing, printing and sockaddr round trips.
-#include "server/protocol/address.hpp"
+#include "net/address.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
-namespace ncast::proto {
+namespace ncast::net {
 namespace {
 
 TEST(Address, ParsePrintAndSockaddr) {
@@ -29,4 +29,4 @@ TEST(Address, ParsePrintAndSockaddr) {
 }
 
 }  // namespace
-}  // namespace ncast::proto
+}  // namespace ncast::net

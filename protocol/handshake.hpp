@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "server/protocol/crypto.hpp"
-#include "server/protocol/packets.hpp"
+#include "protocol/crypto.hpp"
+#include "protocol/packets.hpp"
 
 namespace ncast::proto {
 
@@ -65,6 +65,9 @@ class PeerHandshake {
   // Checks a MANIFEST: our nonce, the pinned identity if any, the signature over one of the JOINs we
   // sent, the key agreement and the body's tag and ranges. The datagram is decrypted in place.
   Parsed<Accepted> on_manifest(std::span<std::uint8_t> datagram, const std::optional<PublicKey>& pinned) const;
+  // The same, for a datagram whose header the caller parsed.
+  Parsed<Accepted> on_manifest(const Header& header, std::span<std::uint8_t> datagram,
+                               const std::optional<PublicKey>& pinned) const;
 
  private:
   static constexpr std::size_t kMaxJoins = 8;  // distinct JOINs kept, newest last

@@ -1,13 +1,13 @@
 // Packet codecs: round trips of every type, the exact layouts of docs/protocol.md checked octet by
 // octet on hand-built datagrams, and rejection of truncated, oversized, wrong-version, wrong-magic,
 // out-of-range and trailing-garbage input. Random mutations must never crash a decoder.
-#include "server/protocol/packets.hpp"
+#include "protocol/packets.hpp"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "tests/server/protocol/test_util.hpp"
+#include "tests/protocol/test_util.hpp"
 
 namespace ncast::proto {
 namespace {

@@ -1,11 +1,11 @@
 // Retry tokens: valid only for the address, port and nonce they were minted for, within their lifetime,
 // under the key that minted them; every altered octet fails.
-#include "server/protocol/token.hpp"
+#include "protocol/token.hpp"
 
 #include <gtest/gtest.h>
 
-#include "server/protocol/crypto.hpp"
-#include "tests/server/protocol/test_util.hpp"
+#include "protocol/crypto.hpp"
+#include "tests/protocol/test_util.hpp"
 
 namespace ncast::proto {
 namespace {
@@ -13,13 +13,13 @@ namespace {
 class TokenTest : public ::testing::Test {
  protected:
   TokenTest() {
-    addr = Address::parse("127.0.0.1:40000");
-    addr6 = Address::parse("[::1]:40000");
+    addr = net::Address::parse("127.0.0.1:40000");
+    addr6 = net::Address::parse("[::1]:40000");
     for (auto& b : nonce) b = static_cast<std::uint8_t>(rng());
   }
   std::mt19937_64 rng{42};
   TokenMinter minter{30};
-  Address addr, addr6;
+  net::Address addr, addr6;
   Nonce nonce{};
 };
 
@@ -36,7 +36,7 @@ TEST_F(TokenTest, BoundToAddressPortNonceAndFamily) {
   auto other_port = addr;
   other_port.port += 1;
   EXPECT_FALSE(minter.verify(t, other_port, nonce, 5));
-  EXPECT_FALSE(minter.verify(t, Address::parse("127.0.0.2:40000"), nonce, 5));
+  EXPECT_FALSE(minter.verify(t, net::Address::parse("127.0.0.2:40000"), nonce, 5));
   EXPECT_FALSE(minter.verify(t, addr6, nonce, 5));
   auto other_nonce = nonce;
   other_nonce[15] ^= 1;

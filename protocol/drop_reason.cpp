@@ -1,4 +1,4 @@
-#include "server/protocol/drop_reason.hpp"
+#include "protocol/drop_reason.hpp"
 
 namespace ncast::proto {
 

@@ -10,7 +10,7 @@
 struct sockaddr;
 struct sockaddr_storage;
 
-namespace ncast::proto {
+namespace ncast::net {
 
 struct Address {
   std::uint8_t family = 4;            // 4 or 6
@@ -34,4 +34,4 @@ struct AddressHash {
   std::size_t operator()(const Address& a) const;
 };
 
-}  // namespace ncast::proto
+}  // namespace ncast::net

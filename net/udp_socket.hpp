@@ -13,9 +13,9 @@
 #include <span>
 #include <vector>
 
-#include "server/protocol/address.hpp"
+#include "net/address.hpp"
 
-namespace ncast::server {
+namespace ncast::net {
 
 struct SocketCounters {
   std::uint64_t recv_calls = 0, sendmmsg_calls = 0, gso_sends = 0, would_block = 0, send_errors = 0;
@@ -31,44 +31,44 @@ class UdpSocket {
   // the system allows). reuse_port: SO_REUSEPORT, so that sockets of one process (one per thread) share
   // the port and the kernel spreads peers over them by their address. Throws std::system_error naming
   // the address on failure.
-  UdpSocket(boost::asio::io_context& io, const proto::Address& address, std::size_t buffer_bytes,
+  UdpSocket(boost::asio::io_context& io, const net::Address& address, std::size_t buffer_bytes,
             std::size_t max_datagram = 65536, bool reuse_port = false);
 
-  proto::Address local() const { return local_; }
+  net::Address local() const { return local_; }
   boost::asio::ip::udp::socket& asio() { return socket_; }
   bool gso() const { return gso_; }
   bool gro() const { return gro_; }
 
   // Reads what is waiting, at most max_batches recvmmsg calls; handler(datagram, from) for each.
   // Returns the number of datagrams.
-  std::size_t receive(const std::function<void(std::span<std::uint8_t>, const proto::Address&)>& handler,
+  std::size_t receive(const std::function<void(std::span<std::uint8_t>, const net::Address&)>& handler,
                       std::size_t max_batches = 8);
 
   // The buffer for the next outgoing packet, valid until commit or flush; empty while the queue is full.
   std::span<std::uint8_t> slot();
-  void commit(std::size_t len, const proto::Address& to);
+  void commit(std::size_t len, const net::Address& to);
   bool full() const { return queued_ == kBatch; }
   std::size_t queued() const { return queued_; }
   // Sends what is queued. Returns false when the kernel buffer is full (the rest stays queued: wait
   // for writability and flush again).
   bool flush();
   // Sends one datagram now, outside the queue (handshake replies); false if it could not be sent.
-  bool send_now(std::span<const std::uint8_t> datagram, const proto::Address& to);
+  bool send_now(std::span<const std::uint8_t> datagram, const net::Address& to);
 
   const SocketCounters& counters() const { return counters_; }
 
  private:
   boost::asio::ip::udp::socket socket_;
-  proto::Address local_;
+  net::Address local_;
   bool gso_ = false, gro_ = false;
   std::size_t slot_size_;
 
   std::vector<std::uint8_t> rx_buffers_;
   std::vector<std::uint8_t> tx_buffers_;
   std::size_t tx_len_[kBatch]{};
-  proto::Address tx_to_[kBatch];
+  net::Address tx_to_[kBatch];
   std::size_t queued_ = 0;
   SocketCounters counters_;
 };
 
-}  // namespace ncast::server
+}  // namespace ncast::net

@@ -1,5 +1,5 @@
 // The replay window against a slow model: a set of every number accepted and the largest one.
-#include "server/protocol/replay_window.hpp"
+#include "protocol/replay_window.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "server/protocol/address.hpp"
+#include "net/address.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace ncast::proto {
+namespace ncast::net {
 
 std::string Address::to_string() const {
   char buf[INET6_ADDRSTRLEN] = "?";
@@ -105,4 +105,4 @@ std::size_t AddressHash::operator()(const Address& a) const {
   return h;
 }
 
-}  // namespace ncast::proto
+}  // namespace ncast::net

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "server/protocol/crypto.hpp"
+#include "protocol/crypto.hpp"
 
 namespace ncast::proto::testing {
 

@@ -1,4 +1,4 @@
-#include "server/udp_socket.hpp"
+#include "net/udp_socket.hpp"
 
 #include <netinet/in.h>
 #include <netinet/udp.h>
@@ -10,13 +10,13 @@
 #include <cstring>
 #include <system_error>
 
-#include "server/udp_receive.hpp"
+#include "net/udp_receive.hpp"
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
 #endif
 
-namespace ncast::server {
+namespace ncast::net {
 namespace {
 
 constexpr std::size_t kMaxGsoSegments = 64;
@@ -24,7 +24,7 @@ constexpr std::size_t kMaxGsoBytes = 65000;
 
 }  // namespace
 
-UdpSocket::UdpSocket(boost::asio::io_context& io, const proto::Address& address, std::size_t buffer_bytes,
+UdpSocket::UdpSocket(boost::asio::io_context& io, const net::Address& address, std::size_t buffer_bytes,
                      std::size_t max_datagram, bool reuse_port)
     : socket_(io), slot_size_(max_datagram), rx_buffers_(kBatch * kGroMaxMessage), tx_buffers_(kBatch * max_datagram) {
   const int family = address.family == 4 ? AF_INET : AF_INET6;
@@ -49,14 +49,14 @@ UdpSocket::UdpSocket(boost::asio::io_context& io, const proto::Address& address,
   }
   socklen_t got = sizeof ss;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &got);
-  local_ = proto::Address::from_sockaddr(reinterpret_cast<sockaddr*>(&ss));
+  local_ = net::Address::from_sockaddr(reinterpret_cast<sockaddr*>(&ss));
   int zero = 0;
   gso_ = ::setsockopt(fd, SOL_UDP, UDP_SEGMENT, &zero, sizeof zero) == 0;
   gro_ = enable_udp_gro(fd);
   socket_.assign(family == AF_INET ? boost::asio::ip::udp::v4() : boost::asio::ip::udp::v6(), fd);
 }
 
-std::size_t UdpSocket::receive(const std::function<void(std::span<std::uint8_t>, const proto::Address&)>& handler,
+std::size_t UdpSocket::receive(const std::function<void(std::span<std::uint8_t>, const net::Address&)>& handler,
                                std::size_t max_batches) {
   std::size_t total = 0;
   for (std::size_t batch = 0; batch < max_batches; ++batch) {
@@ -74,13 +74,13 @@ std::span<std::uint8_t> UdpSocket::slot() {
   return {tx_buffers_.data() + queued_ * slot_size_, slot_size_};
 }
 
-void UdpSocket::commit(std::size_t len, const proto::Address& to) {
+void UdpSocket::commit(std::size_t len, const net::Address& to) {
   tx_len_[queued_] = len;
   tx_to_[queued_] = to;
   ++queued_;
 }
 
-bool UdpSocket::send_now(std::span<const std::uint8_t> datagram, const proto::Address& to) {
+bool UdpSocket::send_now(std::span<const std::uint8_t> datagram, const net::Address& to) {
   sockaddr_storage ss{};
   const socklen_t len = to.to_sockaddr(ss);
   const ssize_t n = ::sendto(socket_.native_handle(), datagram.data(), datagram.size(), MSG_DONTWAIT,
@@ -174,4 +174,4 @@ bool UdpSocket::flush() {
   return true;
 }
 
-}  // namespace ncast::server
+}  // namespace ncast::net

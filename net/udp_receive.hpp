@@ -14,13 +14,13 @@
 #include <cstring>
 #include <span>
 
-#include "server/protocol/address.hpp"
+#include "net/address.hpp"
 
 #ifndef UDP_GRO
 #define UDP_GRO 104
 #endif
 
-namespace ncast::server {
+namespace ncast::net {
 
 // A merged message is at most one IP datagram: receive into buffers this large, or it is truncated.
 inline constexpr std::size_t kGroMaxMessage = 65536;
@@ -64,7 +64,7 @@ Received receive_batch(int fd, std::uint8_t* buffers, std::size_t count, F&& f) 
   for (std::size_t i = 0; i < r.messages; ++i) {
     const msghdr& h = msgs[i].msg_hdr;
     if (h.msg_flags & MSG_TRUNC) continue;
-    const auto addr = proto::Address::from_sockaddr(reinterpret_cast<const sockaddr*>(&from[i]));
+    const auto addr = net::Address::from_sockaddr(reinterpret_cast<const sockaddr*>(&from[i]));
     if (addr.family == 0) continue;
     std::size_t segment = 0;
     for (const cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr;
@@ -85,4 +85,4 @@ Received receive_batch(int fd, std::uint8_t* buffers, std::size_t count, F&& f) 
   return r;
 }
 
-}  // namespace ncast::server
+}  // namespace ncast::net

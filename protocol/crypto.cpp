@@ -1,4 +1,4 @@
-#include "server/protocol/crypto.hpp"
+#include "protocol/crypto.hpp"
 
 #include <fcntl.h>
 #include <openssl/core_names.h>

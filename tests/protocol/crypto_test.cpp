@@ -1,6 +1,6 @@
 // The OpenSSL wrappers against published vectors (FIPS 180-2, RFC 4231, 5869, 7748, 8032, 8439, the
 // GCM specification), then round trips and tampering.
-#include "server/protocol/crypto.hpp"
+#include "protocol/crypto.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <random>
 #include <string>
 
-#include "tests/server/protocol/test_util.hpp"
+#include "tests/protocol/test_util.hpp"
 
 namespace ncast::proto {
 namespace {

@@ -1,14 +1,14 @@
 // The whole handshake between the two halves in memory: both sides derive the same keys, packets
 // sealed by one open at the other in each direction, and any change to the JOIN or MANIFEST, a
 // wrong pinned identity or someone else's nonce makes the peer refuse.
-#include "server/protocol/handshake.hpp"
+#include "protocol/handshake.hpp"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "server/protocol/replay_window.hpp"
-#include "server/protocol/token.hpp"
+#include "protocol/replay_window.hpp"
+#include "protocol/token.hpp"
 
 namespace ncast::proto {
 namespace {
@@ -31,7 +31,7 @@ struct Handshake {
     wanted.stream = "movie";
     wanted.suites = std::move(suites);
     peer.emplace(wanted);
-    const auto peer_addr = Address::parse("127.0.0.1:5555");
+    const auto peer_addr = net::Address::parse("127.0.0.1:5555");
     // HELLO → RETRY with a real token → JOIN.
     auto hello = decode_hello(peer->hello());
     EXPECT_TRUE(hello);
@@ -148,7 +148,7 @@ TEST(Handshake, ManifestForAnotherHandshakeIsUnexpected) {
 // of the JOIN each was made from.
 TEST(Handshake, AManifestForAnEarlierJoinVerifiesAfterALaterRetry) {
   Handshake hs;
-  const auto peer_addr = Address::parse("127.0.0.1:5555");
+  const auto peer_addr = net::Address::parse("127.0.0.1:5555");
   Retry later{hs.peer->nonce(), {}};
   const auto token = hs.minter.mint(peer_addr, hs.peer->nonce(), 101);
   later.token.assign(token.begin(), token.end());

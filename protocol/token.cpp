@@ -1,11 +1,11 @@
-#include "server/protocol/token.hpp"
+#include "protocol/token.hpp"
 
 #include <openssl/crypto.h>
 
 #include <cstring>
 
-#include "server/protocol/crypto.hpp"
-#include "server/protocol/wire.hpp"
+#include "protocol/crypto.hpp"
+#include "protocol/wire.hpp"
 
 namespace ncast::proto {
 namespace {
@@ -18,7 +18,8 @@ TokenMinter::TokenMinter(std::span<const std::uint8_t, 32> key, std::uint32_t li
   std::memcpy(key_.data(), key.data(), key_.size());
 }
 
-std::array<std::uint8_t, 16> TokenMinter::mac(std::uint32_t issued, const Address& address, const Nonce& nonce) const {
+std::array<std::uint8_t, 16> TokenMinter::mac(std::uint32_t issued, const net::Address& address,
+                                              const Nonce& nonce) const {
   std::array<std::uint8_t, sizeof kLabel - 1 + 4 + 1 + 16 + 2 + 16> input{};
   Writer w(input);
   w.bytes({reinterpret_cast<const std::uint8_t*>(kLabel), sizeof kLabel - 1});
@@ -33,7 +34,7 @@ std::array<std::uint8_t, 16> TokenMinter::mac(std::uint32_t issued, const Addres
   return out;
 }
 
-TokenMinter::Token TokenMinter::mint(const Address& address, const Nonce& nonce, std::uint32_t now_s) const {
+TokenMinter::Token TokenMinter::mint(const net::Address& address, const Nonce& nonce, std::uint32_t now_s) const {
   Token t{};
   Writer w(t);
   w.u32(now_s);
@@ -41,7 +42,7 @@ TokenMinter::Token TokenMinter::mint(const Address& address, const Nonce& nonce,
   return t;
 }
 
-bool TokenMinter::verify(std::span<const std::uint8_t> token, const Address& address, const Nonce& nonce,
+bool TokenMinter::verify(std::span<const std::uint8_t> token, const net::Address& address, const Nonce& nonce,
                          std::uint32_t now_s) const {
   if (token.size() != kTokenSize) return false;
   Reader r(token);
