@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs every package ncast needs, by Debian name. Idempotent: with everything present it only checks.
+# --checks adds what CI's layout and static-analysis checks run (tools/format.sh, tools/tidy.sh).
 set -euo pipefail
 
 packages=(
@@ -12,6 +13,11 @@ packages=(
   ffmpeg
   gnuplot-nox
 )
+case "${1:-}" in
+  --checks) packages+=(clang-format clang-tidy) ;;
+  "") ;;
+  *) echo "usage: tools/install-deps.sh [--checks]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
