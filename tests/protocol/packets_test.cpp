@@ -433,6 +433,56 @@ TEST(Packets, SealAndOpen) {
   EXPECT_EQ(seal_packet(tiny, h, seal, [](Writer&) {}), 0u);
 }
 
+// A dispatcher parses the prefix once and hands it on: every decoder must decide exactly as it does
+// when it parses the prefix itself, and must not trust a prefix that does not fit the datagram.
+template <typename T>
+void expect_same(const Parsed<T>& own, const Parsed<T>& given, const std::vector<std::uint8_t>& d) {
+  ASSERT_EQ(static_cast<bool>(own), static_cast<bool>(given)) << to_hex(d);
+  if (!own) {
+    EXPECT_EQ(own.error(), given.error()) << to_hex(d);
+  }
+}
+
+TEST(Packets, DecodersGivenTheParsedPrefixDecideAsOnTheirOwn) {
+  std::mt19937_64 rng(10);
+  Hello h;
+  h.nonce = make_nonce(rng);
+  h.stream = "x";
+  std::vector<std::vector<std::uint8_t>> seeds = {encode(h), encode(Retry{make_nonce(rng), {1, 2, 3}}),
+                                                  encode(sample_join(rng)), encode(Reject{})};
+  std::vector<std::uint8_t> header(kHeaderSize + kTagSize);
+  Writer w(header);
+  write_header(w, {PacketType::coded, 5, 6});
+  seeds.push_back(header);
+  std::size_t compared = 0, valid = 0;
+  for (int i = 0; i < 20000; ++i) {
+    auto d = seeds[rng() % seeds.size()];
+    if (i >= static_cast<int>(seeds.size())) d[rng() % d.size()] = static_cast<std::uint8_t>(rng());
+    if (rng() % 4 == 0) d.resize(kPrefixSize + rng() % d.size());
+    const auto prefix = parse_prefix(d);
+    if (!prefix) continue;
+    ++compared;
+    valid += decode_hello(*prefix, d) || decode_retry(*prefix, d) || decode_join(*prefix, d) ||
+             decode_reject(*prefix, d) || parse_header(*prefix, d);
+    expect_same(decode_hello(d), decode_hello(*prefix, d), d);
+    expect_same(decode_retry(d), decode_retry(*prefix, d), d);
+    expect_same(decode_join(d), decode_join(*prefix, d), d);
+    expect_same(decode_reject(d), decode_reject(*prefix, d), d);
+    expect_same(parse_header(d), parse_header(*prefix, d), d);
+  }
+  EXPECT_GT(compared, 10000u);
+  EXPECT_GT(valid, 0u);
+  // A prefix of another type is refused, and a prefix with a datagram too short to hold it is not read.
+  const auto join = encode(sample_join(rng));
+  const Prefix hello_prefix{kVersion, PacketType::hello};
+  EXPECT_EQ(decode_join(hello_prefix, join).error(), DropReason::bad_type);
+  const std::vector<std::uint8_t> short_datagram(kPrefixSize - 1, 0x4E);
+  EXPECT_EQ(decode_retry(Prefix{kVersion, PacketType::retry}, short_datagram).error(), DropReason::truncated);
+  EXPECT_EQ(decode_reject(Prefix{kVersion, PacketType::reject}, short_datagram).error(), DropReason::truncated);
+  EXPECT_EQ(decode_join(Prefix{kVersion, PacketType::join}, short_datagram).error(), DropReason::truncated);
+  EXPECT_EQ(parse_header(Prefix{kVersion, PacketType::ack}, short_datagram).error(), DropReason::truncated);
+}
+
 TEST(Packets, RandomMutationsNeverCrash) {
   std::mt19937_64 rng(9);
   std::vector<std::vector<std::uint8_t>> seeds;
