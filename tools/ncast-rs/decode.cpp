@@ -61,7 +61,8 @@ std::optional<DecodeRequest> parse_request(int argc, char** argv) {
   return r;
 }
 
-// The shards to rebuild from: all but the erased ones, of which the data shards are rebuilt.
+// The shards a decode leaves out (erased: every one not usable) and the data shards among them, which
+// it rebuilds.
 struct Plan {
   std::vector<std::size_t> erased, rebuilt;
 };
