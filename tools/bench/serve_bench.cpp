@@ -87,8 +87,6 @@ RawUdpResult best_raw_udp(std::size_t datagram, std::size_t destinations, std::s
 }
 
 Trial run_trial(const ServeOptions& o, const fs::path& media, std::size_t peers, unsigned threads) {
-  Trial t;
-  t.peers = peers;
   const auto start = std::chrono::steady_clock::now();
   // Several servers share the peers out (peer i to server i mod k), each on its own CPUs when pinned.
   // --max-rate (all sessions of a server together, 1 Gbit/s by default) is lifted: what is measured is
@@ -117,7 +115,7 @@ Trial run_trial(const ServeOptions& o, const fs::path& media, std::size_t peers,
     so.servers.push_back(servers.back()->address());
     so.metrics.push_back(servers.back()->metrics());
   }
-  t.engine = servers.front()->listening().value("engine", "?");
+  std::string engine = servers.front()->listening().value("engine", "?");
   so.spread = true;
   so.stream = media.filename().string();
   so.peers = peers;
@@ -129,15 +127,20 @@ Trial run_trial(const ServeOptions& o, const fs::path& media, std::size_t peers,
   so.timeout_s = so.ramp_s + 3 * o.media_seconds + 30;
   so.per_peer = false;
   so.seed = peers;
-  t.swarm = swarm::run_swarm(so);
-  t.pass = t.swarm["ok"].get<bool>() && t.swarm["late_fraction"].get<double>() < o.late_limit;
+  nlohmann::json result = swarm::run_swarm(so);
+  const bool pass = result["ok"].get<bool>() && result["late_fraction"].get<double>() < o.late_limit;
   // The anchor: the same datagrams to as many destinations, in the runs a paced session sends them in
   // (its burst, one GSO message each); and, for scale, one datagram per message.
   const std::size_t datagram = proto::coded_packet_size(0, o.symbol_size);
-  t.anchor = best_raw_udp(datagram, peers, o.anchor_run, o.anchor_seconds);
-  t.single = o.anchor_run == 1 ? t.anchor : best_raw_udp(datagram, peers, 1, o.anchor_seconds);
-  t.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return t;
+  const RawUdpResult anchor = best_raw_udp(datagram, peers, o.anchor_run, o.anchor_seconds);
+  const RawUdpResult single = o.anchor_run == 1 ? anchor : best_raw_udp(datagram, peers, 1, o.anchor_seconds);
+  return {.peers = peers,
+          .pass = pass,
+          .swarm = std::move(result),
+          .anchor = anchor,
+          .single = single,
+          .wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+          .engine = std::move(engine)};
 }
 
 Record record(const ServeOptions& o, const Trial& t, const std::string& engine) {
@@ -178,6 +181,7 @@ void plot(const ServeOptions& o, const std::vector<Trial>& trials, std::size_t b
   const fs::path png = o.plot;
   const fs::path dat = fs::path(png).replace_extension(".dat"), gp = fs::path(png).replace_extension(".gp");
   std::vector<const Trial*> sorted;
+  sorted.reserve(trials.size());
   for (const auto& t : trials) sorted.push_back(&t);
   std::sort(sorted.begin(), sorted.end(), [](auto a, auto b) { return a->peers < b->peers; });
   {
@@ -215,12 +219,7 @@ void plot(const ServeOptions& o, const std::vector<Trial>& trials, std::size_t b
   else std::cerr << "ncast-bench serve: plot in " << png << "\n";
 }
 
-}  // namespace
-
-int run_serve(int argc, char** argv) {
-  ServeOptions o;
-  CommonOptions common;
-  po::options_description desc("ncast-bench serve options");
+void add_serve_options(po::options_description& desc, ServeOptions& o) {
   desc.add_options()("bitrate", po::value(&o.bitrate)->default_value(o.bitrate),
                      "the stream's bitrate; every peer plays at it")(
       "media-seconds", po::value(&o.media_seconds)->default_value(o.media_seconds),
@@ -254,10 +253,10 @@ int run_serve(int argc, char** argv) {
       "datagrams in a row to one destination in the anchor (runs > 1 become UDP GSO sends; 0: --pacing-burst)")(
       "plot", po::value(&o.plot),
       "draw peers against late segments and server CPU into this PNG (gnuplot; .dat and .gp beside it)");
-  add_common_options(desc, common);
-  if (!parse_options(argc, argv, "usage: ncast-bench serve [options]", desc, common)) return 0;
-  if (o.server_bin.empty()) o.server_bin = default_server_binary();
-  const double bitrate = cli::parse_rate(o.bitrate);
+}
+
+// Throws po::error for a value out of range; resolves --anchor-run 0 to the pacing burst.
+void check_serve_options(ServeOptions& o, double bitrate) {
   if (!(bitrate >= 8000)) throw po::error("--bitrate must be at least 8k");
   if (!(o.media_seconds > 0) || !(o.budget_s > 0) || !(o.anchor_seconds > 0)) throw po::error("times must be positive");
   if (o.start < 1 || o.max < o.start) throw po::error("want 1 <= --start <= --max");
@@ -273,59 +272,55 @@ int run_serve(int argc, char** argv) {
   if (proto::coded_packet_size(0, o.symbol_size) > 1200)
     throw po::error("--symbol-size must keep coded packets within 1200 octets");
   swarm::parse_loss(o.loss);
-  // A trial holds a socket per peer: the search stops below the hard descriptor limit rather than fail there.
+}
+
+// A trial holds a socket per peer: the search stops below the hard descriptor limit rather than fail there.
+void cap_at_descriptor_limit(ServeOptions& o) {
   if (rlimit r{}; ::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_max != RLIM_INFINITY && r.rlim_max > 512 &&
                   o.max > r.rlim_max - 256) {
     o.max = std::max<std::size_t>(o.start, r.rlim_max - 256);
     std::cerr << "ncast-bench serve: at most " << o.max << " peers, for the descriptor limit of " << r.rlim_max
               << " (ulimit -Hn)\n";
   }
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const unsigned threads = o.threads ? o.threads : std::max(1u, cores - 1);
+}
 
-  TempDir dir;
-  const fs::path media = dir.path() / "media";
-  {
-    const std::size_t bytes = static_cast<std::size_t>(o.media_seconds * bitrate / 8);
-    const auto data = random_bytes(std::max<std::size_t>(bytes, 1), common.seed);
-    std::ofstream out(media, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-    if (!out) throw std::runtime_error("cannot write the test media in " + dir.path().string());
-  }
+// media_seconds of random bytes at the bitrate, as the file the servers stream.
+fs::path write_media(const TempDir& dir, const ServeOptions& o, double bitrate, std::uint64_t seed) {
+  fs::path media = dir.path() / "media";
+  const std::size_t bytes = static_cast<std::size_t>(o.media_seconds * bitrate / 8);
+  const auto data = random_bytes(std::max<std::size_t>(bytes, 1), seed);
+  std::ofstream out(media, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  if (!out) throw std::runtime_error("cannot write the test media in " + dir.path().string());
+  return media;
+}
 
-  Reporter reporter(common);
-  std::vector<Trial> trials;
-  std::string engine = "?";
-  const auto begin = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(); };
+// The search: double until a trial fails, then bisect between the largest passing and the smallest
+// failing peer count.
+struct Search {
   std::optional<std::size_t> lo, hi;  // largest passing, smallest failing
-  std::size_t peers = o.start;
-  double last_trial_s = 0;
-  while (peers > 0) {
-    // A trial takes about the stream's length plus the ramp; do not start one that would overrun.
-    const double expected = std::max(last_trial_s, o.media_seconds + 5);
-    if (!trials.empty() && elapsed() + expected > o.budget_s) break;
-    Trial t = run_trial(o, media, peers, threads);
-    last_trial_s = t.wall_s;
-    trials.push_back(t);
-    engine = t.engine;
-    Record r = record(o, t, engine);
-    reporter.emit(r);
-    if (t.pass) lo = std::max(lo.value_or(0), peers);
-    else hi = std::min(hi.value_or(peers), peers);
-    std::size_t next = 0;
-    if (!hi) {
-      next = peers >= o.max ? 0 : std::min(o.max, peers * 2);
-    } else if (!lo) {
-      next = peers > 1 ? peers / 2 : 0;  // even the first failed: look below
-      if (next > 0 && std::any_of(trials.begin(), trials.end(), [&](const Trial& x) { return x.peers == next; }))
-        next = 0;
-    } else if (static_cast<double>(*hi - *lo) > o.precision * static_cast<double>(*lo) && *hi - *lo > 1) {
-      next = (*lo + *hi) / 2;
-    }
-    peers = next;
+
+  void record(const Trial& t) {
+    if (t.pass) lo = std::max(lo.value_or(0), t.peers);
+    else hi = std::min(hi.value_or(t.peers), t.peers);
   }
-  std::size_t best = lo.value_or(0);
+  // The peer count of the next trial after one of `peers`; 0 when the search is done.
+  std::size_t next(std::size_t peers, const ServeOptions& o, const std::vector<Trial>& trials) const {
+    if (!hi) return peers >= o.max ? 0 : std::min(o.max, peers * 2);
+    if (!lo) {
+      const std::size_t below = peers > 1 ? peers / 2 : 0;  // even the first failed: look below
+      const bool tried = std::any_of(trials.begin(), trials.end(), [&](const Trial& x) { return x.peers == below; });
+      return below > 0 && tried ? 0 : below;
+    }
+    if (static_cast<double>(*hi - *lo) > o.precision * static_cast<double>(*lo) && *hi - *lo > 1)
+      return (*lo + *hi) / 2;
+    return 0;
+  }
+};
+
+Record summary_record(const ServeOptions& o, const std::vector<Trial>& trials, const std::string& engine,
+                      const Search& search, double search_s) {
+  const std::size_t best = search.lo.value_or(0);
   const Trial* at_best = nullptr;
   for (const auto& t : trials)
     if (t.peers == best && t.pass) at_best = &t;
@@ -339,23 +334,66 @@ int run_serve(int argc, char** argv) {
   summary["servers"] = o.servers;
   summary["server_threads"] = o.server_threads;
   summary["max_peers"] = best;
-  summary["bracket_fail"] = hi ? nlohmann::json(*hi) : nlohmann::json(nullptr);
+  summary["bracket_fail"] = search.hi ? nlohmann::json(*search.hi) : nlohmann::json(nullptr);
   summary["trials"] = trials.size();
-  summary["search_s"] = elapsed();
-  if (at_best) {
-    summary["server_cpu_per_peer"] = at_best->swarm["server_cpu_per_peer"];
-    summary["late_fraction"] = at_best->swarm["late_fraction"];
-    const Record r = record(o, *at_best, engine);
-    summary["gb_per_s"] = r["gb_per_s"];
-    summary["anchor"] = "raw-udp";
-    summary["anchor_gb_per_s"] = r["anchor_gb_per_s"];
-    summary["single_gb_per_s"] = r["single_gb_per_s"];
-    summary["ratio_to_single"] = r["ratio_to_single"];
-  } else {
+  summary["search_s"] = search_s;
+  if (!at_best) {
     summary["gb_per_s"] = 0.0;
+    return summary;
   }
+  summary["server_cpu_per_peer"] = at_best->swarm["server_cpu_per_peer"];
+  summary["late_fraction"] = at_best->swarm["late_fraction"];
+  const Record r = record(o, *at_best, engine);
+  summary["gb_per_s"] = r["gb_per_s"];
+  summary["anchor"] = "raw-udp";
+  summary["anchor_gb_per_s"] = r["anchor_gb_per_s"];
+  summary["single_gb_per_s"] = r["single_gb_per_s"];
+  summary["ratio_to_single"] = r["ratio_to_single"];
+  return summary;
+}
+
+}  // namespace
+
+int run_serve(int argc, char** argv) {
+  ServeOptions o;
+  CommonOptions common;
+  po::options_description desc("ncast-bench serve options");
+  add_serve_options(desc, o);
+  add_common_options(desc, common);
+  if (!parse_options(argc, argv, "usage: ncast-bench serve [options]", desc, common)) return 0;
+  if (o.server_bin.empty()) o.server_bin = default_server_binary();
+  const double bitrate = cli::parse_rate(o.bitrate);
+  check_serve_options(o, bitrate);
+  cap_at_descriptor_limit(o);
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = o.threads ? o.threads : std::max(1u, cores - 1);
+
+  TempDir dir;
+  const fs::path media = write_media(dir, o, bitrate, common.seed);
+  Reporter reporter(common);
+  std::vector<Trial> trials;
+  std::string engine = "?";
+  const auto begin = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(); };
+  Search search;
+  std::size_t peers = o.start;
+  double last_trial_s = 0;
+  while (peers > 0) {
+    // A trial takes about the stream's length plus the ramp; do not start one that would overrun.
+    const double expected = std::max(last_trial_s, o.media_seconds + 5);
+    if (!trials.empty() && elapsed() + expected > o.budget_s) break;
+    Trial t = run_trial(o, media, peers, threads);
+    last_trial_s = t.wall_s;
+    trials.push_back(t);
+    engine = t.engine;
+    Record r = record(o, t, engine);
+    reporter.emit(r);
+    search.record(t);
+    peers = search.next(peers, o, trials);
+  }
+  Record summary = summary_record(o, trials, engine, search, elapsed());
   reporter.emit(summary);
-  if (!o.plot.empty()) plot(o, trials, best);
+  if (!o.plot.empty()) plot(o, trials, search.lo.value_or(0));
   return 0;
 }
 

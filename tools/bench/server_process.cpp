@@ -31,6 +31,7 @@ ServerProcess::ServerProcess(const std::string& binary, const std::vector<std::s
   std::vector<std::string> argv{binary};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> cargs;
+  cargs.reserve(argv.size() + 1);
   for (auto& a : argv) cargs.push_back(a.data());
   cargs.push_back(nullptr);
   const pid_t parent = ::getpid();

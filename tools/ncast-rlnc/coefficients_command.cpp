@@ -5,6 +5,7 @@
 #include <iostream>
 #include <vector>
 
+#include "cli/subcommand_line.hpp"
 #include "coding/rlnc/coefficients.hpp"
 #include "coding/rlnc/error.hpp"
 #include "coding/rlnc/generation.hpp"
@@ -27,16 +28,13 @@ int run_coefficients(int argc, char** argv) {
       "n", po::value(&n)->default_value(n), "generation size, 1..256")(
       "density", po::value(&density)->default_value(density), "fraction of non-zero coefficients, (0, 1]")(
       "help,h", "show this help");
-  po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
-  if (vm.count("help")) {
-    std::cout << "usage: ncast-rlnc coefficients [options]\n\nPrints one line per coded symbol:\n"
-                 "  coefficients SERVER STREAM SEGMENT INDEX N THRESHOLD : HEX\n"
-                 "(docs/coefficients.md describes the mapping and the format).\n\n"
-              << desc << "\n";
-    return kExitOk;
-  }
-  po::notify(vm);
+  const auto vm =
+      cli::parse_subcommand_line(argc, argv,
+                                 "usage: ncast-rlnc coefficients [options]\n\nPrints one line per coded symbol:\n"
+                                 "  coefficients SERVER STREAM SEGMENT INDEX N THRESHOLD : HEX\n"
+                                 "(docs/coefficients.md describes the mapping and the format).",
+                                 desc, {}, std::cout);
+  if (!vm) return kExitOk;
   if (n < 1 || n > rlnc::kMaxSymbols) throw UsageError("--n must be in 1..256");
   rlnc::Density d;
   try {

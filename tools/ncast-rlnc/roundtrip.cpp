@@ -12,11 +12,13 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "cli/subcommand_line.hpp"
 #include "coding/rlnc/decoder.hpp"
 #include "coding/rlnc/encoder.hpp"
 #include "coding/rlnc/error.hpp"
@@ -137,7 +139,8 @@ std::string show(double x) {
   return s.str();
 }
 
-Settings parse(int argc, char** argv, bool& help) {
+// The settings the command line asks for; nothing after --help.
+std::optional<Settings> parse(int argc, char** argv) {
   Settings s;
   po::options_description desc("ncast-rlnc roundtrip options");
   desc.add_options()("n", po::value(&s.n)->default_value(s.n), "source symbols per generation, 1..256")(
@@ -149,24 +152,15 @@ Settings parse(int argc, char** argv, bool& help) {
       "no-systematic", "send coded symbols only (default: the source symbols first, then coded ones)")(
       "batch", po::value(&s.batch)->default_value(s.batch), "decoder batch, 1..256")(
       "json", po::bool_switch(&s.json), "print the summary as one JSON object")("help,h", "show this help");
-  po::options_description hidden;
-  hidden.add_options()("file", po::value(&s.file));
-  po::options_description all;
-  all.add(desc).add(hidden);
-  po::positional_options_description positional;
-  positional.add("file", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-  if (vm.count("help")) {
-    std::cout << "usage: ncast-rlnc roundtrip FILE [options]\n\n"
-                 "Cuts FILE into generations of n symbols, sends each from a seeded encoder through lossy hops\n"
-                 "and recoding relays to a progressive decoder, and checks that the decoded bytes equal FILE.\n\n"
-              << desc << "\n";
-    help = true;
-    return s;
-  }
-  po::notify(vm);
-  s.systematic = vm.count("no-systematic") == 0;
+  const auto vm = cli::parse_subcommand_line(
+      argc, argv,
+      "usage: ncast-rlnc roundtrip FILE [options]\n\n"
+      "Cuts FILE into generations of n symbols, sends each from a seeded encoder through lossy hops\n"
+      "and recoding relays to a progressive decoder, and checks that the decoded bytes equal FILE.",
+      desc, {.name = "file"}, std::cout);
+  if (!vm) return std::nullopt;
+  if (vm->count("file")) s.file = (*vm)["file"].as<std::string>();
+  s.systematic = vm->count("no-systematic") == 0;
   if (s.file.empty()) throw UsageError("no FILE given");
   if (s.n < 1 || s.n > rlnc::kMaxSymbols) throw UsageError("--n must be in 1..256, not " + std::to_string(s.n));
   if (s.symbol < 1 || s.symbol > rlnc::kMaxSymbolSize)
@@ -185,9 +179,9 @@ double gb_per_s(std::size_t bytes, double seconds) {
 }  // namespace
 
 int run_roundtrip(int argc, char** argv) {
-  bool help = false;
-  const Settings s = parse(argc, argv, help);
-  if (help) return kExitOk;
+  const auto settings = parse(argc, argv);
+  if (!settings) return kExitOk;
+  const Settings& s = *settings;
 
   namespace fs = std::filesystem;
   std::error_code ec;

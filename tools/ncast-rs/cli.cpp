@@ -2,10 +2,12 @@
 
 #include <iostream>
 
+#include "cli/subcommand_line.hpp"
+
 namespace ncast::tools {
 
-std::span<const Command> commands() {
-  static constexpr Command kAll[] = {
+std::span<const cli::Subcommand> commands() {
+  static constexpr cli::Subcommand kAll[] = {
       {"encode", "split FILE into K data + M parity shards and a manifest", run_encode},
       {"decode", "rebuild the file from any K intact shards", run_decode},
       {"verify", "check every shard against the manifest", run_verify},
@@ -14,26 +16,9 @@ std::span<const Command> commands() {
   return kAll;
 }
 
-bool parse_command_line(int argc, char** argv, const std::string& usage, const po::options_description& options,
-                        const char* positional, po::variables_map& vm) {
-  po::options_description hidden;
-  hidden.add_options()(positional, po::value<std::string>());
-  po::options_description all;
-  all.add(options).add(hidden);
-  po::positional_options_description pos;
-  pos.add(positional, 1);
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    if (vm.count("help")) {
-      std::cout << usage << "\n\n" << options << "\n";
-      return false;
-    }
-    if (!vm.count(positional)) throw UsageError(std::string("missing ") + positional);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
-  return true;
+std::optional<po::variables_map> parse_command_line(int argc, char** argv, std::string_view usage,
+                                                    const po::options_description& options, const char* positional) {
+  return cli::parse_subcommand_line(argc, argv, usage, options, {.name = positional, .required = true}, std::cout);
 }
 
 Backend parse_backend_option(const std::string& name) {

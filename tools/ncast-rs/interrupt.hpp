@@ -2,13 +2,14 @@
 // Ctrl-C and SIGTERM end a run at the next slice instead of at once, so that its temporary files are
 // removed on the way out and nothing half-written is left under a real name. A second signal ends
 // the process at once.
-#include <stdexcept>
+#include "cli/subcommands.hpp"
+#include "tools/ncast-rs/cli.hpp"
 
 namespace ncast::tools {
 
-class Interrupted : public std::runtime_error {
+class Interrupted : public cli::Stopped {
  public:
-  Interrupted() : std::runtime_error("interrupted") {}
+  Interrupted() : cli::Stopped(kExitInterrupted, "interrupted; no output written") {}
 };
 
 // Installs the SIGINT and SIGTERM handlers.

@@ -21,6 +21,27 @@ bool plain_file_name(const std::string& s) {
   return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos && s.find('\0') == std::string::npos;
 }
 
+// Shard entry i of m: a plain name of its own and a digest; messages start with where.
+void check_shard_entry(const Manifest& m, std::size_t i, const std::string& where) {
+  const std::string& file = m.shards[i].file;
+  std::string entry = where;
+  entry.append("shard ").append(std::to_string(i));
+  // Shard names come from a file someone may have edited: never let one point outside the directory.
+  if (!plain_file_name(file))
+    throw ManifestError(entry.append(" file \"").append(file).append("\" is not a plain file name"));
+  if (!is_sha256_hex(m.shards[i].sha256)) throw ManifestError(entry.append(" sha256 is not a SHA-256 digest"));
+  // Nor at another file of the set: repair writes rebuilt shards under these names.
+  if (file == m.name || file == Manifest::manifest_file(m.name))
+    throw ManifestError(
+        entry.append(" file \"").append(file).append("\" is the encoded file or its manifest, not a shard"));
+  for (std::size_t j = 0; j < i; ++j)
+    if (m.shards[j].file == file) {
+      std::string message = where;
+      message.append("shards ").append(std::to_string(j)).append(" and ").append(std::to_string(i));
+      throw ManifestError(message.append(" name the same file \"").append(file).append("\""));
+    }
+}
+
 }  // namespace
 
 std::string Manifest::shard_file(const std::string& name, std::size_t i) {
@@ -121,23 +142,7 @@ Manifest Manifest::parse(std::string_view text, const std::string& where) {
   if (m.shards.size() != m.k + m.m)
     throw ManifestError(where + "lists " + std::to_string(m.shards.size()) + " shards for a " + std::to_string(m.k) +
                         "+" + std::to_string(m.m) + " code");
-  for (std::size_t i = 0; i < m.shards.size(); ++i) {
-    // Shard names come from a file someone may have edited: never let one point outside the directory.
-    if (!plain_file_name(m.shards[i].file))
-      throw ManifestError(where + "shard " + std::to_string(i) + " file \"" + m.shards[i].file +
-                          "\" is not a plain file name");
-    if (!is_sha256_hex(m.shards[i].sha256))
-      throw ManifestError(where + "shard " + std::to_string(i) + " sha256 is not a SHA-256 digest");
-    // Nor at another file of the set: repair writes rebuilt shards under these names.
-    const std::string& file = m.shards[i].file;
-    if (file == m.name || file == manifest_file(m.name))
-      throw ManifestError(where + "shard " + std::to_string(i) + " file \"" + file +
-                          "\" is the encoded file or its manifest, not a shard");
-    for (std::size_t j = 0; j < i; ++j)
-      if (m.shards[j].file == file)
-        throw ManifestError(where + "shards " + std::to_string(j) + " and " + std::to_string(i) +
-                            " name the same file \"" + file + "\"");
-  }
+  for (std::size_t i = 0; i < m.shards.size(); ++i) check_shard_entry(m, i, where);
   return m;
 }
 

@@ -20,15 +20,15 @@ int run_repair(int argc, char** argv) {
   po::options_description desc("ncast-rs repair options");
   desc.add_options()("backend", po::value(&backend)->default_value(backend), "coding engine: auto, cpu or cuda")(
       "quiet,q", po::bool_switch(&quiet), "no progress bar, no summary")("help,h", "show this help");
-  po::variables_map vm;
-  if (!parse_command_line(argc, argv,
-                          "usage: ncast-rs repair MANIFEST\n\n"
-                          "Checks every shard, then regenerates the missing and corrupt ones from K intact shards.\n"
-                          "A rebuilt shard replaces the damaged one only once it matches the manifest's SHA-256.",
-                          desc, "manifest", vm))
-    return kExitOk;
+  const auto vm =
+      parse_command_line(argc, argv,
+                         "usage: ncast-rs repair MANIFEST\n\n"
+                         "Checks every shard, then regenerates the missing and corrupt ones from K intact shards.\n"
+                         "A rebuilt shard replaces the damaged one only once it matches the manifest's SHA-256.",
+                         desc, "manifest");
+  if (!vm) return kExitOk;
 
-  const fs::path manifest_path = vm["manifest"].as<std::string>();
+  const fs::path manifest_path = (*vm)["manifest"].as<std::string>();
   const Backend engine = parse_backend_option(backend);
   const Manifest man = Manifest::load(manifest_path);
   const fs::path dir = manifest_path.has_parent_path() ? manifest_path.parent_path() : ".";

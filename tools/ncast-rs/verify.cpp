@@ -14,15 +14,15 @@ int run_verify(int argc, char** argv) {
   po::options_description desc("ncast-rs verify options");
   desc.add_options()("quiet,q", po::bool_switch(&quiet), "print only damaged shards; the exit code says the rest")(
       "help,h", "show this help");
-  po::variables_map vm;
-  if (!parse_command_line(argc, argv,
-                          "usage: ncast-rs verify MANIFEST\n\n"
-                          "Checks each shard's size and SHA-256 against the manifest. Exit status: 0 every shard\n"
-                          "intact; 3 some damaged but the file is decodable (run ncast-rs repair); 1 not decodable.",
-                          desc, "manifest", vm))
-    return kExitOk;
+  const auto vm =
+      parse_command_line(argc, argv,
+                         "usage: ncast-rs verify MANIFEST\n\n"
+                         "Checks each shard's size and SHA-256 against the manifest. Exit status: 0 every shard\n"
+                         "intact; 3 some damaged but the file is decodable (run ncast-rs repair); 1 not decodable.",
+                         desc, "manifest");
+  if (!vm) return kExitOk;
 
-  const fs::path manifest_path = vm["manifest"].as<std::string>();
+  const fs::path manifest_path = (*vm)["manifest"].as<std::string>();
   const Manifest man = Manifest::load(manifest_path);
   const fs::path dir = manifest_path.has_parent_path() ? manifest_path.parent_path() : ".";
   const Progress timer("", 0, false);
