@@ -103,12 +103,7 @@ void dot_group(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::
     }
     for (std::size_t g = 0; g < G; ++g) store(dsts[g] + pos, a[g]);
   }
-  for (; pos < end; ++pos)
-    for (std::size_t g = 0; g < G; ++g) {
-      std::uint8_t acc = accumulate ? dsts[g][pos] : 0;
-      for (std::size_t s = 0; s < k; ++s) acc ^= gf::mul(coefs[g * k + s], srcs[s][pos]);
-      dsts[g][pos] = acc;
-    }
+  dot_tail(dsts, G, srcs, k, coefs, pos, end, accumulate);
 }
 
 using GroupFn = void (*)(std::uint8_t* const*, const std::uint8_t* const*, std::size_t, const Tables*,

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "coding/gf256.hpp"
+
 namespace ncast::gf::detail {
 
 // Half of a 1 MiB L2 for the k source chunks, leaving room for outputs and prefetched lines.
@@ -34,11 +36,31 @@ inline bool trivial_dot_multi(std::uint8_t* const* dsts, std::size_t m, std::siz
   return true;
 }
 
-// One constant per coefficient (make(c)), laid out group by group of at most `group` outputs and
+// The outputs split into as few groups of at most `group` as possible, all of nearly one size (8 outputs
+// in groups of at most 6 run as 4 + 4, not 6 + 2): a group kernel's cost per source is mostly fixed.
+constexpr std::size_t balanced_group(std::size_t m, std::size_t group) {
+  const std::size_t groups = (m + group - 1) / group;
+  return groups == 0 ? group : (m + groups - 1) / groups;
+}
+
+// The columns [pos, end) of g outputs byte by byte: the tail shorter than a vector of kernels without
+// masked loads. coefs has row stride k.
+inline void dot_tail(std::uint8_t* const* dsts, std::size_t g, const std::uint8_t* const* srcs, std::size_t k,
+                     const std::uint8_t* coefs, std::size_t pos, std::size_t end, bool accumulate) {
+  for (; pos < end; ++pos)
+    for (std::size_t i = 0; i < g; ++i) {
+      std::uint8_t acc = accumulate ? dsts[i][pos] : 0;
+      for (std::size_t s = 0; s < k; ++s) acc ^= gf::mul(coefs[i * k + s], srcs[s][pos]);
+      dsts[i][pos] = acc;
+    }
+}
+
+// One constant per coefficient (make(c)), laid out group by group of balanced_group(m, group) outputs and
 // source-major inside a group: the order in which a group kernel reads them.
 template <class T, class Make>
 void expand_by_group(std::vector<T>& out, const std::uint8_t* coefs, std::size_t m, std::size_t k, std::size_t group,
                      Make make) {
+  group = balanced_group(m, group);
   out.resize(m * k);
   for (std::size_t g0 = 0; g0 < m; g0 += group) {
     const std::size_t gs = std::min(group, m - g0);
@@ -49,9 +71,10 @@ void expand_by_group(std::vector<T>& out, const std::uint8_t* coefs, std::size_t
 }
 
 // Calls fn(first_output, outputs, column_offset, columns) chunk by chunk, and within a chunk for each
-// group of at most `group` outputs, so that every group after the first finds the chunk in cache.
+// group of balanced_group(m, group) outputs, so that every group after the first finds the chunk in cache.
 template <class Fn>
 void for_each_block(std::size_t m, std::size_t k, std::size_t len, std::size_t group, Fn&& fn) {
+  group = balanced_group(m, group);
   const std::size_t chunk = column_chunk(k);
   for (std::size_t off = 0; off < len; off += chunk) {
     const std::size_t n = std::min(chunk, len - off);

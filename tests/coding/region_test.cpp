@@ -119,9 +119,10 @@ TEST_P(RegionKernelTest, DotSingleOutput) {
 }
 
 TEST_P(RegionKernelTest, DotMultiShapes) {
-  // Output counts below, at and above the register groups of every level (4 and 8).
+  // Output counts below, at and above the register groups of every level (4, 6 and 8) and their
+  // balanced splits; outputs start as random bytes, so a kernel that fails to overwrite one is caught.
   for (std::size_t k : {1, 2, 5, 10, 32})
-    for (std::size_t m : {1, 3, 4, 5, 8, 9, 17})
+    for (std::size_t m : {1, 3, 4, 5, 6, 7, 8, 9, 12, 13, 17})
       for (std::size_t len : {0, 1, 31, 64, 129, 1000})
         for (bool acc : {false, true}) check_dot(this->k(), k, m, len, acc, false, rng);
 }
@@ -153,7 +154,8 @@ INSTANTIATE_TEST_SUITE_P(Levels, RegionKernelTest, ::testing::ValuesIn(levels())
 });
 
 TEST(SimdLevel, NamesRoundTrip) {
-  for (Level l : {Level::scalar, Level::avx2, Level::avx512_gfni}) EXPECT_EQ(parse_level(to_string(l)), l);
+  for (Level l : {Level::scalar, Level::avx2, Level::avx2_gfni, Level::avx512_gfni})
+    EXPECT_EQ(parse_level(to_string(l)), l);
   EXPECT_FALSE(parse_level("sse9"));
   EXPECT_TRUE(cpu_supports(Level::scalar));
   EXPECT_EQ(supported_levels().front(), Level::scalar);
@@ -161,7 +163,7 @@ TEST(SimdLevel, NamesRoundTrip) {
 }
 
 TEST(SimdLevel, UnsupportedLevelIsRefused) {
-  for (Level l : {Level::avx2, Level::avx512_gfni})
+  for (Level l : {Level::avx2, Level::avx2_gfni, Level::avx512_gfni})
     if (!cpu_supports(l)) {
       EXPECT_THROW(kernels_for(l), std::runtime_error);
     }

@@ -103,7 +103,7 @@ int run_gf(int argc, char** argv) {
   } else {
     for (const auto& name : level_names) {
       auto level = gf::parse_level(name);
-      if (!level) throw po::error("unknown level '" + name + "' (use scalar, avx2 or avx512-gfni)");
+      if (!level) throw po::error("unknown level '" + name + "' (use scalar, avx2, avx2-gfni or avx512-gfni)");
       if (!gf::cpu_supports(*level)) throw po::error("this CPU cannot run level '" + name + "'");
       levels.push_back(*level);
     }

@@ -70,9 +70,8 @@ class IsalDecoder {
     if (gf_invert_matrix(b_.data(), d_.data(), static_cast<int>(k_)) != 0)
       throw std::runtime_error("ISA-L: survivor matrix not invertible");
     std::copy_n(d_.begin(), lost_ * k_, rows_.begin());  // lost data shards are 0 .. lost-1
-    ec_init_tables(static_cast<int>(k_), static_cast<int>(lost_), rows_.data(), tables_.data());
-    ec_encode_data(static_cast<int>(len), static_cast<int>(k_), static_cast<int>(lost_), tables_.data(),
-                   const_cast<unsigned char**>(survivors), const_cast<unsigned char**>(outs));
+    isal_init_tables(k_, lost_, rows_.data(), tables_.data());
+    isal_encode(len, k_, lost_, tables_.data(), survivors, outs);
   }
 
  private:
