@@ -115,7 +115,7 @@ void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* con
   if (trivial_dot_multi(dsts, m, k, len, accumulate)) return;
   thread_local std::vector<Tables> tabs;
   expand_by_group(tabs, coefs, m, k, kGroup, tables_for);
-  const bool prefetch = len >= kPrefetchMinBytes;
+  const bool prefetch = prefetch_pays(k, m, len);
   for_each_block(m, k, len, kGroup, [&](std::size_t g0, std::size_t gs, std::size_t off, std::size_t n) {
     kGroupFns[gs](dsts + g0, srcs, k, tabs.data() + g0 * k, coefs + g0 * k, off, n, accumulate, prefetch);
   });

@@ -88,7 +88,7 @@ void dot_group(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::
 
 using GroupFn = void (*)(std::uint8_t* const*, const std::uint8_t* const*, std::size_t, const Matrix*,
                          const std::uint8_t*, std::size_t, std::size_t, bool);
-constexpr GroupFn kGroupFns[kGroup + 1] = {nullptr,       dot_group<1>, dot_group<2>, dot_group<3>,
+constexpr GroupFn kGroupFns[kGroup + 1] = {nullptr,      dot_group<1>, dot_group<2>, dot_group<3>,
                                            dot_group<4>, dot_group<5>, dot_group<6>};
 
 void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* const* srcs, std::size_t k,

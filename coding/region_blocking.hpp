@@ -6,22 +6,30 @@
 #include <cstdint>
 #include <vector>
 
+#include "coding/cpu_caches.hpp"
 #include "coding/gf256.hpp"
 
 namespace ncast::gf::detail {
 
-// Half of a 1 MiB L2 for the k source chunks, leaving room for outputs and prefetched lines.
-inline constexpr std::size_t kBlockBudgetBytes = 512 * 1024;
-
-// Sources are prefetched into L2 this far ahead when they come from memory: with tens of streams the
-// hardware prefetcher falls behind, and L2 (not L1) has enough miss buffers to keep them in flight.
+// Sources are prefetched into L2 this far ahead when they come from L3 or memory: with tens of streams
+// the hardware prefetcher falls behind, and L2 (not L1) has enough miss buffers to keep them in flight.
 inline constexpr std::size_t kPrefetchDistance = 1024;
-// Below this many bytes per region the sources are taken to be in cache already and not prefetched.
-inline constexpr std::size_t kPrefetchMinBytes = 64 * 1024;
 
-// Bytes per column chunk for k sources: a multiple of 64, at least 1 KiB, at most 64 KiB.
-constexpr std::size_t column_chunk(std::size_t k) {
-  const std::size_t per_source = kBlockBudgetBytes / std::max<std::size_t>(k, 1);
+// The per-core L2 size the CPU reports, read once: blocking and prefetching are sized from it.
+inline std::size_t l2_bytes() {
+  static const std::size_t l2 = std::max<std::size_t>(cpu_caches().l2, 256 * 1024);
+  return l2;
+}
+
+// Prefetching only pays when a call's sources and outputs together outgrow half of L2 (the rest holds
+// whatever else the program touches), so that the sources come from further out; where they fit, the
+// prefetches take load slots from the kernel for nothing.
+inline bool prefetch_pays(std::size_t k, std::size_t m, std::size_t len) { return (k + m) * len > l2_bytes() / 2; }
+
+// Bytes per column chunk for k sources: half of L2 for the k source chunks, leaving room for the
+// outputs and prefetched lines; a multiple of 64, at least 1 KiB, at most 64 KiB.
+inline std::size_t column_chunk(std::size_t k) {
+  const std::size_t per_source = l2_bytes() / 2 / std::max<std::size_t>(k, 1);
   return std::clamp<std::size_t>(per_source & ~std::size_t{63}, 1024, 64 * 1024);
 }
 
