@@ -113,11 +113,11 @@ constexpr GroupFn kGroupFns[kGroup + 1] = {nullptr, dot_group<1>, dot_group<2>, 
 void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* const* srcs, std::size_t k,
                const std::uint8_t* coefs, std::size_t len, bool accumulate) {
   if (trivial_dot_multi(dsts, m, k, len, accumulate)) return;
-  thread_local std::vector<Tables> tabs;
-  expand_by_group(tabs, coefs, m, k, kGroup, tables_for);
+  thread_local ExpansionCache<Tables> cache;
+  const Tables* tabs = expand_cached(cache, coefs, m, k, kGroup, tables_for);
   const bool prefetch = prefetch_pays(k, m, len);
   for_each_block(m, k, len, kGroup, [&](std::size_t g0, std::size_t gs, std::size_t off, std::size_t n) {
-    kGroupFns[gs](dsts + g0, srcs, k, tabs.data() + g0 * k, coefs + g0 * k, off, n, accumulate, prefetch);
+    kGroupFns[gs](dsts + g0, srcs, k, tabs + g0 * k, coefs + g0 * k, off, n, accumulate, prefetch);
   });
 }
 

@@ -94,10 +94,10 @@ constexpr GroupFn kGroupFns[kGroup + 1] = {nullptr,      dot_group<1>, dot_group
 void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* const* srcs, std::size_t k,
                const std::uint8_t* coefs, std::size_t len, bool accumulate) {
   if (trivial_dot_multi(dsts, m, k, len, accumulate)) return;
-  thread_local std::vector<Matrix> mats;
-  expand_by_group(mats, coefs, m, k, kGroup, expand);
+  thread_local ExpansionCache<Matrix> cache;
+  const Matrix* mats = expand_cached(cache, coefs, m, k, kGroup, expand);
   for_each_block(m, k, len, kGroup, [&](std::size_t g0, std::size_t gs, std::size_t off, std::size_t n) {
-    kGroupFns[gs](dsts + g0, srcs, k, mats.data() + g0 * k, coefs + g0 * k, off, n, accumulate);
+    kGroupFns[gs](dsts + g0, srcs, k, mats + g0 * k, coefs + g0 * k, off, n, accumulate);
   });
 }
 

@@ -78,6 +78,29 @@ void expand_by_group(std::vector<T>& out, const std::uint8_t* coefs, std::size_t
   }
 }
 
+// The expanded constants of the last matrix one thread multiplied by at one level: codecs call again
+// and again with the same matrix (an RS code's parity rows, a cached decode matrix), and expanding it
+// costs a store of a whole vector per coefficient, as much as the multiply itself on short regions.
+template <class T>
+struct ExpansionCache {
+  std::vector<std::uint8_t> coefs;
+  std::size_t m = 0, k = 0;
+  std::vector<T> out;
+};
+
+// expand_by_group's output for coefs, from the cache when the matrix is the one it holds.
+template <class T, class Make>
+const T* expand_cached(ExpansionCache<T>& cache, const std::uint8_t* coefs, std::size_t m, std::size_t k,
+                       std::size_t group, Make make) {
+  if (cache.m == m && cache.k == k && std::equal(cache.coefs.begin(), cache.coefs.end(), coefs))
+    return cache.out.data();
+  cache.coefs.assign(coefs, coefs + m * k);
+  cache.m = m;
+  cache.k = k;
+  expand_by_group(cache.out, coefs, m, k, group, make);
+  return cache.out.data();
+}
+
 // Calls fn(first_output, outputs, column_offset, columns) chunk by chunk, and within a chunk for each
 // group of balanced_group(m, group) outputs, so that every group after the first finds the chunk in cache.
 template <class Fn>

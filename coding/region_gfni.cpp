@@ -125,13 +125,14 @@ bool streaming_pays(std::uint8_t* const* dsts, std::size_t m, std::size_t len, b
 void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* const* srcs, std::size_t k,
                const std::uint8_t* coefs, std::size_t len, bool accumulate) {
   if (trivial_dot_multi(dsts, m, k, len, accumulate)) return;
-  thread_local std::vector<std::uint64_t> mats;
-  expand_by_group(mats, coefs, m, k, kGroup, [](std::uint8_t c) { return kAffineMatrix[c]; });
+  thread_local ExpansionCache<std::uint64_t> cache;
+  const std::uint64_t* mats =
+      expand_cached(cache, coefs, m, k, kGroup, [](std::uint8_t c) { return kAffineMatrix[c]; });
   const bool stream = streaming_pays(dsts, m, len, accumulate);
   const bool prefetch = prefetch_pays(k, m, len);
   const GroupFn* group_fns = stream ? kGroupFns<true> : kGroupFns<false>;
   for_each_block(m, k, len, kGroup, [&](std::size_t g0, std::size_t gs, std::size_t off, std::size_t n) {
-    group_fns[gs](dsts + g0, srcs, k, mats.data() + g0 * k, off, n, accumulate, prefetch);
+    group_fns[gs](dsts + g0, srcs, k, mats + g0 * k, off, n, accumulate, prefetch);
   });
   if (stream) _mm_sfence();  // streaming stores are weakly ordered; publish them before returning
 }

@@ -134,6 +134,25 @@ TEST_P(RegionKernelTest, DotMultiSpansColumnChunks) {
   check_dot(k(), 600, 3, 1024 * 2 + 1, false, false, rng);
 }
 
+TEST_P(RegionKernelTest, DotMultiFollowsCoefficientsChangedInPlace) {
+  // Kernels keep the expansion of the last matrix: the same buffer with new bytes must not reuse it.
+  const std::size_t k = 3, m = 2, len = 256;
+  std::vector<std::uint8_t> src(k * len), out(m * len), coefs(m * k);
+  for (auto& b : src) b = static_cast<std::uint8_t>(rng());
+  const std::vector<const std::uint8_t*> sp{src.data(), src.data() + len, src.data() + 2 * len};
+  std::vector<std::uint8_t*> dp{out.data(), out.data() + len};
+  for (int round = 0; round < 3; ++round) {
+    for (auto& c : coefs) c = static_cast<std::uint8_t>(rng());
+    this->k().dot_multi(dp.data(), m, sp.data(), k, coefs.data(), len, false);
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t b = 0; b < len; ++b) {
+        std::uint8_t want = 0;
+        for (std::size_t j = 0; j < k; ++j) want ^= slow_mul(coefs[i * k + j], src[j * len + b]);
+        ASSERT_EQ(out[i * len + b], want) << "round " << round << " out " << i << " byte " << b;
+      }
+  }
+}
+
 TEST_P(RegionKernelTest, DotWithNoSourcesClearsOrKeeps) {
   Region d(100, 3, rng);
   const auto before = d.contents();
