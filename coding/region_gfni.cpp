@@ -15,9 +15,6 @@ namespace {
 constexpr std::size_t kVec = 64;
 // Outputs kept in registers per pass over a chunk: 2 × 8 accumulators of 32 zmm.
 constexpr std::size_t kGroup = 8;
-// Outputs larger than this in total are written with streaming stores: they cannot stay in cache
-// anyway, and skipping the read-for-ownership saves a fifth of the memory traffic of a 32+8 encode.
-constexpr std::size_t kStreamingOutputBytes = std::size_t{8} << 20;
 
 __mmask64 tail_mask(std::size_t n) { return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1; }
 
@@ -115,8 +112,11 @@ constexpr GroupFn kGroupFns[kGroup + 1] = {nullptr,
                                            dot_group<7, Stream>,
                                            dot_group<8, Stream>};
 
+// Outputs larger in total than half of L2 are written with streaming stores: they cannot stay in L2
+// anyway, and skipping the read-for-ownership takes a third of the traffic of a 4+2 encode off the path
+// to L3, which bounds such encodes once the shards outgrow L2. The price: the outputs leave the caches.
 bool streaming_pays(std::uint8_t* const* dsts, std::size_t m, std::size_t len, bool accumulate) {
-  if (accumulate || m * len < kStreamingOutputBytes) return false;
+  if (accumulate || m * len <= l2_bytes() / 2) return false;
   for (std::size_t i = 0; i < m; ++i)
     if (reinterpret_cast<std::uintptr_t>(dsts[i]) % kVec != 0) return false;
   return true;
