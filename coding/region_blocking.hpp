@@ -26,6 +26,28 @@ inline std::size_t l2_bytes() {
 // prefetches take load slots from the kernel for nothing.
 inline bool prefetch_pays(std::size_t k, std::size_t m, std::size_t len) { return (k + m) * len > l2_bytes() / 2; }
 
+// Outputs this large in total are written with streaming stores by the AVX-512 kernels, skipping
+// the read-for-ownership of lines that cannot stay in L2 anyway. On Intel's mesh parts an encode of
+// shards beyond L2 is bound by traffic to L3, a third of it that read, so half of L2 is the bar. AMD's
+// L3 takes L2's victims at less cost than a write to memory, so there only outputs of 8 MiB and more,
+// which would not stay in a core's share of L3 either, are streamed (and the AVX2 kernels never stream:
+// on Zen the writes to memory cost more than the reads they save).
+inline std::size_t streaming_min_bytes() {
+  static const std::size_t bytes = __builtin_cpu_is("intel") ? l2_bytes() / 2 : std::size_t{8} << 20;
+  return bytes;
+}
+
+// Whether dot_multi should write its m outputs with streaming stores of `align`-byte vectors: they are
+// not accumulated into, aligned, and streaming_min_bytes() or more in total. The price is that they
+// leave the caches.
+inline bool streaming_pays(std::uint8_t* const* dsts, std::size_t m, std::size_t len, bool accumulate,
+                           std::size_t align) {
+  if (accumulate || m * len < streaming_min_bytes()) return false;
+  for (std::size_t i = 0; i < m; ++i)
+    if (reinterpret_cast<std::uintptr_t>(dsts[i]) % align != 0) return false;
+  return true;
+}
+
 // Bytes per column chunk for k sources: half of L2 for the k source chunks, leaving room for the
 // outputs and prefetched lines; a multiple of 64, at least 1 KiB, at most 64 KiB.
 inline std::size_t column_chunk(std::size_t k) {

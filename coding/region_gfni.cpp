@@ -112,23 +112,13 @@ constexpr GroupFn kGroupFns[kGroup + 1] = {nullptr,
                                            dot_group<7, Stream>,
                                            dot_group<8, Stream>};
 
-// Outputs larger in total than half of L2 are written with streaming stores: they cannot stay in L2
-// anyway, and skipping the read-for-ownership takes a third of the traffic of a 4+2 encode off the path
-// to L3, which bounds such encodes once the shards outgrow L2. The price: the outputs leave the caches.
-bool streaming_pays(std::uint8_t* const* dsts, std::size_t m, std::size_t len, bool accumulate) {
-  if (accumulate || m * len <= l2_bytes() / 2) return false;
-  for (std::size_t i = 0; i < m; ++i)
-    if (reinterpret_cast<std::uintptr_t>(dsts[i]) % kVec != 0) return false;
-  return true;
-}
-
 void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* const* srcs, std::size_t k,
                const std::uint8_t* coefs, std::size_t len, bool accumulate) {
   if (trivial_dot_multi(dsts, m, k, len, accumulate)) return;
   thread_local ExpansionCache<std::uint64_t> cache;
   const std::uint64_t* mats =
       expand_cached(cache, coefs, m, k, kGroup, [](std::uint8_t c) { return kAffineMatrix[c]; });
-  const bool stream = streaming_pays(dsts, m, len, accumulate);
+  const bool stream = streaming_pays(dsts, m, len, accumulate, kVec);
   const bool prefetch = prefetch_pays(k, m, len);
   const GroupFn* group_fns = stream ? kGroupFns<true> : kGroupFns<false>;
   for_each_block(m, k, len, kGroup, [&](std::size_t g0, std::size_t gs, std::size_t off, std::size_t n) {

@@ -153,6 +153,29 @@ TEST_P(RegionKernelTest, DotMultiFollowsCoefficientsChangedInPlace) {
   }
 }
 
+TEST_P(RegionKernelTest, DotMultiLargeAlignedOutputs) {
+  // Aligned outputs of 8 MiB and more in all take the streaming-store path where a level has one; they
+  // start as poison that must be overwritten, and a ragged tail follows the vector loop.
+  const std::size_t k = 2, m = 8, len = (1 << 20) + 64 + 17;
+  auto aligned = [&](std::vector<std::uint8_t>& v) {
+    v.resize(len + 64);
+    for (auto& b : v) b = static_cast<std::uint8_t>(rng());
+    return v.data() + (64 - reinterpret_cast<std::uintptr_t>(v.data()) % 64) % 64;
+  };
+  std::vector<std::vector<std::uint8_t>> src_bufs(k), dst_bufs(m);
+  std::vector<const std::uint8_t*> sp;
+  std::vector<std::uint8_t*> dp;
+  for (auto& b : src_bufs) sp.push_back(aligned(b));
+  for (auto& b : dst_bufs) dp.push_back(aligned(b));
+  std::vector<std::uint8_t> coefs(m * k);
+  for (auto& c : coefs) c = static_cast<std::uint8_t>(rng());
+  this->k().dot_multi(dp.data(), m, sp.data(), k, coefs.data(), len, false);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t b = 0; b < len; ++b)
+      ASSERT_EQ(dp[i][b], slow_mul(coefs[i * k], sp[0][b]) ^ slow_mul(coefs[i * k + 1], sp[1][b]))
+          << "out " << i << " byte " << b;
+}
+
 TEST_P(RegionKernelTest, DotWithNoSourcesClearsOrKeeps) {
   Region d(100, 3, rng);
   const auto before = d.contents();
