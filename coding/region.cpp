@@ -13,6 +13,7 @@ const RegionKernels& kernels_for(Level level) {
   switch (level) {
     case Level::scalar: return detail::kScalarKernels;
     case Level::avx2: return detail::kAvx2Kernels;
+    case Level::avx2_gfni: return detail::kAvx2GfniKernels;
     case Level::avx512_gfni: return detail::kAvx512GfniKernels;
   }
   throw std::logic_error("GF(2^8) kernels: unknown level");

@@ -2,6 +2,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "coding/region_blocking.hpp"
@@ -19,11 +20,19 @@ struct Tables {
   __m256i lo, hi;
 };
 
-Tables tables_for(std::uint8_t c) {
-  const NibbleTable& t = kNibbleTable[c];
-  return {_mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lo.data()))),
-          _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.hi.data())))};
+// Each 16-byte half of a coefficient's tables broadcast to both lanes: one load (vbroadcasti128).
+__m256i broadcast(const std::array<std::uint8_t, 16>& half) {
+  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(half.data())));
 }
+
+Tables tables_for(std::uint8_t c) { return {broadcast(kNibbleTable[c].lo), broadcast(kNibbleTable[c].hi)}; }
+
+// The group kernels read a coefficient's tables straight from kNibbleTable (8 KiB for all 256, so
+// they stay in L1) rather than from a per-matrix copy of 64 bytes a coefficient, which for the m·k
+// coefficients of a wide code or an RLNC generation outgrows L1 and L2 and is streamed again for every
+// column chunk.
+using TableRef = const NibbleTable*;
+TableRef table_ref(std::uint8_t c) { return &kNibbleTable[c]; }
 
 struct Nibbles {
   __m256i lo, hi;
@@ -58,10 +67,10 @@ void mul_add(std::uint8_t* dst, const std::uint8_t* src, std::uint8_t c, std::si
   for (; i < len; ++i) dst[i] ^= row[src[i]];
 }
 
-// G outputs over columns [off, off + n) of k sources; tabs holds G table pairs per source,
+// G outputs over columns [off, off + n) of k sources; tabs holds G table references per source,
 // source-major; coefs (row stride k) serves the scalar tail.
 template <std::size_t G>
-void dot_group(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::size_t k, const Tables* tabs,
+void dot_group(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::size_t k, const TableRef* tabs,
                const std::uint8_t* coefs, std::size_t off, std::size_t n, bool accumulate, bool prefetch) {
   const std::size_t end = off + n;
   std::size_t pos = off;
@@ -72,7 +81,7 @@ void dot_group(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::
       a[g] = accumulate ? load(dsts[g] + pos) : _mm256_setzero_si256();
       b[g] = accumulate ? load(dsts[g] + pos + kVec) : _mm256_setzero_si256();
     }
-    const Tables* t = tabs;
+    const TableRef* t = tabs;
     for (std::size_t s = 0; s < k; ++s, t += G) {
       const Nibbles x = split(load(srcs[s] + pos));
       const Nibbles y = split(load(srcs[s] + pos + kVec));
@@ -80,10 +89,10 @@ void dot_group(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::
       // One table register at a time, each lookup folded straight into its accumulator: with 8
       // accumulators live, anything more makes the compiler reload every table twice.
       for (std::size_t g = 0; g < G; ++g) {
-        const __m256i lo = t[g].lo;
+        const __m256i lo = broadcast(t[g]->lo);
         a[g] = _mm256_xor_si256(a[g], _mm256_shuffle_epi8(lo, x.lo));
         b[g] = _mm256_xor_si256(b[g], _mm256_shuffle_epi8(lo, y.lo));
-        const __m256i hi = t[g].hi;
+        const __m256i hi = broadcast(t[g]->hi);
         a[g] = _mm256_xor_si256(a[g], _mm256_shuffle_epi8(hi, x.hi));
         b[g] = _mm256_xor_si256(b[g], _mm256_shuffle_epi8(hi, y.hi));
       }
@@ -96,33 +105,29 @@ void dot_group(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::
   for (; pos + kVec <= end; pos += kVec) {
     __m256i a[G];
     for (std::size_t g = 0; g < G; ++g) a[g] = accumulate ? load(dsts[g] + pos) : _mm256_setzero_si256();
-    const Tables* t = tabs;
+    const TableRef* t = tabs;
     for (std::size_t s = 0; s < k; ++s, t += G) {
       const Nibbles x = split(load(srcs[s] + pos));
-      for (std::size_t g = 0; g < G; ++g) a[g] = _mm256_xor_si256(a[g], times(x, t[g]));
+      for (std::size_t g = 0; g < G; ++g)
+        a[g] = _mm256_xor_si256(a[g], times(x, {broadcast(t[g]->lo), broadcast(t[g]->hi)}));
     }
     for (std::size_t g = 0; g < G; ++g) store(dsts[g] + pos, a[g]);
   }
-  for (; pos < end; ++pos)
-    for (std::size_t g = 0; g < G; ++g) {
-      std::uint8_t acc = accumulate ? dsts[g][pos] : 0;
-      for (std::size_t s = 0; s < k; ++s) acc ^= gf::mul(coefs[g * k + s], srcs[s][pos]);
-      dsts[g][pos] = acc;
-    }
+  dot_tail(dsts, G, srcs, k, coefs, pos, end, accumulate);
 }
 
-using GroupFn = void (*)(std::uint8_t* const*, const std::uint8_t* const*, std::size_t, const Tables*,
+using GroupFn = void (*)(std::uint8_t* const*, const std::uint8_t* const*, std::size_t, const TableRef*,
                          const std::uint8_t*, std::size_t, std::size_t, bool, bool);
 constexpr GroupFn kGroupFns[kGroup + 1] = {nullptr, dot_group<1>, dot_group<2>, dot_group<3>, dot_group<4>};
 
 void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* const* srcs, std::size_t k,
                const std::uint8_t* coefs, std::size_t len, bool accumulate) {
   if (trivial_dot_multi(dsts, m, k, len, accumulate)) return;
-  thread_local std::vector<Tables> tabs;
-  expand_by_group(tabs, coefs, m, k, kGroup, tables_for);
-  const bool prefetch = len >= kPrefetchMinBytes;
+  thread_local ExpansionCache<TableRef> cache;
+  const TableRef* tabs = expand_cached(cache, coefs, m, k, kGroup, table_ref);
+  const bool prefetch = prefetch_pays(k, m, len);
   for_each_block(m, k, len, kGroup, [&](std::size_t g0, std::size_t gs, std::size_t off, std::size_t n) {
-    kGroupFns[gs](dsts + g0, srcs, k, tabs.data() + g0 * k, coefs + g0 * k, off, n, accumulate, prefetch);
+    kGroupFns[gs](dsts + g0, srcs, k, tabs + g0 * k, coefs + g0 * k, off, n, accumulate, prefetch);
   });
 }
 

@@ -6,20 +6,52 @@
 #include <cstdint>
 #include <vector>
 
+#include "coding/cpu_caches.hpp"
+#include "coding/gf256.hpp"
+
 namespace ncast::gf::detail {
 
-// Half of a 1 MiB L2 for the k source chunks, leaving room for outputs and prefetched lines.
-inline constexpr std::size_t kBlockBudgetBytes = 512 * 1024;
-
-// Sources are prefetched into L2 this far ahead when they come from memory: with tens of streams the
-// hardware prefetcher falls behind, and L2 (not L1) has enough miss buffers to keep them in flight.
+// Sources are prefetched into L2 this far ahead when they come from L3 or memory: with tens of streams
+// the hardware prefetcher falls behind, and L2 (not L1) has enough miss buffers to keep them in flight.
 inline constexpr std::size_t kPrefetchDistance = 1024;
-// Below this many bytes per region the sources are taken to be in cache already and not prefetched.
-inline constexpr std::size_t kPrefetchMinBytes = 64 * 1024;
 
-// Bytes per column chunk for k sources: a multiple of 64, at least 1 KiB, at most 64 KiB.
-constexpr std::size_t column_chunk(std::size_t k) {
-  const std::size_t per_source = kBlockBudgetBytes / std::max<std::size_t>(k, 1);
+// The per-core L2 size the CPU reports, read once: blocking and prefetching are sized from it.
+inline std::size_t l2_bytes() {
+  static const std::size_t l2 = std::max<std::size_t>(cpu_caches().l2, 256 * 1024);
+  return l2;
+}
+
+// Prefetching only pays when a call's sources and outputs together outgrow half of L2 (the rest holds
+// whatever else the program touches), so that the sources come from further out; where they fit, the
+// prefetches take load slots from the kernel for nothing.
+inline bool prefetch_pays(std::size_t k, std::size_t m, std::size_t len) { return (k + m) * len > l2_bytes() / 2; }
+
+// Outputs this large in total are written with streaming stores by the AVX-512 kernels, skipping
+// the read-for-ownership of lines that cannot stay in L2 anyway. On Intel's mesh parts an encode of
+// shards beyond L2 is bound by traffic to L3, a third of it that read, so half of L2 is the bar. AMD's
+// L3 takes L2's victims at less cost than a write to memory, so there only outputs of 8 MiB and more,
+// which would not stay in a core's share of L3 either, are streamed (and the AVX2 kernels never stream:
+// on Zen the writes to memory cost more than the reads they save).
+inline std::size_t streaming_min_bytes() {
+  static const std::size_t bytes = __builtin_cpu_is("intel") ? l2_bytes() / 2 : std::size_t{8} << 20;
+  return bytes;
+}
+
+// Whether dot_multi should write its m outputs with streaming stores of `align`-byte vectors: they are
+// not accumulated into, aligned, and streaming_min_bytes() or more in total. The price is that they
+// leave the caches.
+inline bool streaming_pays(std::uint8_t* const* dsts, std::size_t m, std::size_t len, bool accumulate,
+                           std::size_t align) {
+  if (accumulate || m * len < streaming_min_bytes()) return false;
+  for (std::size_t i = 0; i < m; ++i)
+    if (reinterpret_cast<std::uintptr_t>(dsts[i]) % align != 0) return false;
+  return true;
+}
+
+// Bytes per column chunk for k sources: half of L2 for the k source chunks, leaving room for the
+// outputs and prefetched lines; a multiple of 64, at least 1 KiB, at most 64 KiB.
+inline std::size_t column_chunk(std::size_t k) {
+  const std::size_t per_source = l2_bytes() / 2 / std::max<std::size_t>(k, 1);
   return std::clamp<std::size_t>(per_source & ~std::size_t{63}, 1024, 64 * 1024);
 }
 
@@ -34,11 +66,31 @@ inline bool trivial_dot_multi(std::uint8_t* const* dsts, std::size_t m, std::siz
   return true;
 }
 
-// One constant per coefficient (make(c)), laid out group by group of at most `group` outputs and
+// The outputs split into as few groups of at most `group` as possible, all of nearly one size (8 outputs
+// in groups of at most 6 run as 4 + 4, not 6 + 2): a group kernel's cost per source is mostly fixed.
+constexpr std::size_t balanced_group(std::size_t m, std::size_t group) {
+  const std::size_t groups = (m + group - 1) / group;
+  return groups == 0 ? group : (m + groups - 1) / groups;
+}
+
+// The columns [pos, end) of g outputs byte by byte: the tail shorter than a vector of kernels without
+// masked loads. coefs has row stride k.
+inline void dot_tail(std::uint8_t* const* dsts, std::size_t g, const std::uint8_t* const* srcs, std::size_t k,
+                     const std::uint8_t* coefs, std::size_t pos, std::size_t end, bool accumulate) {
+  for (; pos < end; ++pos)
+    for (std::size_t i = 0; i < g; ++i) {
+      std::uint8_t acc = accumulate ? dsts[i][pos] : 0;
+      for (std::size_t s = 0; s < k; ++s) acc ^= gf::mul(coefs[i * k + s], srcs[s][pos]);
+      dsts[i][pos] = acc;
+    }
+}
+
+// One constant per coefficient (make(c)), laid out group by group of balanced_group(m, group) outputs and
 // source-major inside a group: the order in which a group kernel reads them.
 template <class T, class Make>
 void expand_by_group(std::vector<T>& out, const std::uint8_t* coefs, std::size_t m, std::size_t k, std::size_t group,
                      Make make) {
+  group = balanced_group(m, group);
   out.resize(m * k);
   for (std::size_t g0 = 0; g0 < m; g0 += group) {
     const std::size_t gs = std::min(group, m - g0);
@@ -48,10 +100,34 @@ void expand_by_group(std::vector<T>& out, const std::uint8_t* coefs, std::size_t
   }
 }
 
+// The expanded constants of the last matrix one thread multiplied by at one level: codecs call again
+// and again with the same matrix (an RS code's parity rows, a cached decode matrix), and expanding it
+// costs a store of a whole vector per coefficient, as much as the multiply itself on short regions.
+template <class T>
+struct ExpansionCache {
+  std::vector<std::uint8_t> coefs;
+  std::size_t m = 0, k = 0;
+  std::vector<T> out;
+};
+
+// expand_by_group's output for coefs, from the cache when the matrix is the one it holds.
+template <class T, class Make>
+const T* expand_cached(ExpansionCache<T>& cache, const std::uint8_t* coefs, std::size_t m, std::size_t k,
+                       std::size_t group, Make make) {
+  if (cache.m == m && cache.k == k && std::equal(cache.coefs.begin(), cache.coefs.end(), coefs))
+    return cache.out.data();
+  cache.coefs.assign(coefs, coefs + m * k);
+  cache.m = m;
+  cache.k = k;
+  expand_by_group(cache.out, coefs, m, k, group, make);
+  return cache.out.data();
+}
+
 // Calls fn(first_output, outputs, column_offset, columns) chunk by chunk, and within a chunk for each
-// group of at most `group` outputs, so that every group after the first finds the chunk in cache.
+// group of balanced_group(m, group) outputs, so that every group after the first finds the chunk in cache.
 template <class Fn>
 void for_each_block(std::size_t m, std::size_t k, std::size_t len, std::size_t group, Fn&& fn) {
+  group = balanced_group(m, group);
   const std::size_t chunk = column_chunk(k);
   for (std::size_t off = 0; off < len; off += chunk) {
     const std::size_t n = std::min(chunk, len - off);

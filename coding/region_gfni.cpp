@@ -15,9 +15,6 @@ namespace {
 constexpr std::size_t kVec = 64;
 // Outputs kept in registers per pass over a chunk: 2 × 8 accumulators of 32 zmm.
 constexpr std::size_t kGroup = 8;
-// Outputs larger than this in total are written with streaming stores: they cannot stay in cache
-// anyway, and skipping the read-for-ownership saves a fifth of the memory traffic of a 32+8 encode.
-constexpr std::size_t kStreamingOutputBytes = std::size_t{8} << 20;
 
 __mmask64 tail_mask(std::size_t n) { return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1; }
 
@@ -115,23 +112,17 @@ constexpr GroupFn kGroupFns[kGroup + 1] = {nullptr,
                                            dot_group<7, Stream>,
                                            dot_group<8, Stream>};
 
-bool streaming_pays(std::uint8_t* const* dsts, std::size_t m, std::size_t len, bool accumulate) {
-  if (accumulate || m * len < kStreamingOutputBytes) return false;
-  for (std::size_t i = 0; i < m; ++i)
-    if (reinterpret_cast<std::uintptr_t>(dsts[i]) % kVec != 0) return false;
-  return true;
-}
-
 void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* const* srcs, std::size_t k,
                const std::uint8_t* coefs, std::size_t len, bool accumulate) {
   if (trivial_dot_multi(dsts, m, k, len, accumulate)) return;
-  thread_local std::vector<std::uint64_t> mats;
-  expand_by_group(mats, coefs, m, k, kGroup, [](std::uint8_t c) { return kAffineMatrix[c]; });
-  const bool stream = streaming_pays(dsts, m, len, accumulate);
-  const bool prefetch = len >= kPrefetchMinBytes;
+  thread_local ExpansionCache<std::uint64_t> cache;
+  const std::uint64_t* mats =
+      expand_cached(cache, coefs, m, k, kGroup, [](std::uint8_t c) { return kAffineMatrix[c]; });
+  const bool stream = streaming_pays(dsts, m, len, accumulate, kVec);
+  const bool prefetch = prefetch_pays(k, m, len);
   const GroupFn* group_fns = stream ? kGroupFns<true> : kGroupFns<false>;
   for_each_block(m, k, len, kGroup, [&](std::size_t g0, std::size_t gs, std::size_t off, std::size_t n) {
-    group_fns[gs](dsts + g0, srcs, k, mats.data() + g0 * k, off, n, accumulate, prefetch);
+    group_fns[gs](dsts + g0, srcs, k, mats + g0 * k, off, n, accumulate, prefetch);
   });
   if (stream) _mm_sfence();  // streaming stores are weakly ordered; publish them before returning
 }

@@ -6,6 +6,7 @@ namespace ncast::gf::detail {
 
 extern const RegionKernels kScalarKernels;
 extern const RegionKernels kAvx2Kernels;
+extern const RegionKernels kAvx2GfniKernels;
 extern const RegionKernels kAvx512GfniKernels;
 
 }  // namespace ncast::gf::detail

@@ -11,13 +11,14 @@ std::string_view to_string(Level level) {
   switch (level) {
     case Level::scalar: return "scalar";
     case Level::avx2: return "avx2";
+    case Level::avx2_gfni: return "avx2-gfni";
     case Level::avx512_gfni: return "avx512-gfni";
   }
   return "unknown";
 }
 
 std::optional<Level> parse_level(std::string_view name) {
-  for (Level l : {Level::scalar, Level::avx2, Level::avx512_gfni})
+  for (Level l : {Level::scalar, Level::avx2, Level::avx2_gfni, Level::avx512_gfni})
     if (name == to_string(l)) return l;
   return std::nullopt;
 }
@@ -26,6 +27,7 @@ bool cpu_supports(Level level) {
   switch (level) {
     case Level::scalar: return true;
     case Level::avx2: return __builtin_cpu_supports("avx2");
+    case Level::avx2_gfni: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("gfni");
     case Level::avx512_gfni:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("gfni");
@@ -36,7 +38,7 @@ bool cpu_supports(Level level) {
 std::span<const Level> supported_levels() {
   static const std::vector<Level> levels = [] {
     std::vector<Level> v;
-    for (Level l : {Level::scalar, Level::avx2, Level::avx512_gfni})
+    for (Level l : {Level::scalar, Level::avx2, Level::avx2_gfni, Level::avx512_gfni})
       if (cpu_supports(l)) v.push_back(l);
     return v;
   }();
@@ -52,7 +54,7 @@ Level choose_level() {
   auto level = parse_level(forced);
   if (!level)
     throw std::runtime_error(std::string(kSimdEnvVar) + "=" + forced +
-                             ": unknown level (use scalar, avx2 or avx512-gfni)");
+                             ": unknown level (use scalar, avx2, avx2-gfni or avx512-gfni)");
   if (!cpu_supports(*level))
     throw std::runtime_error(std::string(kSimdEnvVar) + "=" + forced + ": this CPU does not support it");
   return *level;

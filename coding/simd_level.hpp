@@ -1,13 +1,13 @@
 #pragma once
 // Which instruction-set level the CPU region kernels run at. Chosen once per process from CPUID,
-// or forced with the environment variable NCAST_SIMD (scalar | avx2 | avx512-gfni).
+// or forced with the environment variable NCAST_SIMD (scalar | avx2 | avx2-gfni | avx512-gfni).
 #include <optional>
 #include <span>
 #include <string_view>
 
 namespace ncast::gf {
 
-enum class Level { scalar, avx2, avx512_gfni };
+enum class Level { scalar, avx2, avx2_gfni, avx512_gfni };
 
 inline constexpr std::string_view kSimdEnvVar = "NCAST_SIMD";
 

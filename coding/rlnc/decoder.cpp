@@ -63,23 +63,10 @@ void Decoder::reset() {
   rank_ = received_ = non_innovative_ = 0;
 }
 
-AddResult Decoder::add(const SymbolView& symbol) {
-  const std::size_t n = layout_.n();
-  const gf::RegionKernels& k = gf::kernels();
-  resolve_coefficients(symbol, layout_, seeds_, {raw_.data(), n});
-  ++received_;
-  if (complete()) {
-    ++non_innovative_;
-    return AddResult::non_innovative;
-  }
-  const std::size_t lo = lo_, width = n - lo;
-  std::uint8_t* v = work_.data() + lo;  // v[j - lo] is column j
-  std::copy(raw_.begin() + static_cast<long>(lo), raw_.begin() + static_cast<long>(n), v);
-
-  // Clear the settled pivot columns in one multiply-accumulate: the settled rows are the unit vectors
-  // on those columns, so the multipliers are the raw entries there. Decoded rows only clear their own
-  // column.
-  // (Byte stores may alias anything, so the loops below work through local pointers, not members.)
+// Clears the settled pivot columns in one multiply-accumulate: the settled rows are the unit vectors on
+// those columns, so the multipliers are the raw entries there. Decoded rows only clear their own column.
+// (Byte stores may alias anything, so the loops work through local pointers, not members.)
+void Decoder::clear_settled_columns(std::uint8_t* v, std::size_t lo, std::size_t width) {
   const std::uint8_t* raw = raw_.data();
   std::uint8_t* rows = rows_.data();
   const std::size_t stride = stride_;
@@ -94,16 +81,21 @@ AddResult Decoder::add(const SymbolView& symbol) {
   }
   for (const std::uint16_t p : units_)
     if (p >= lo) v[p - lo] = 0;
-  if (used > 0) k.dot_multi(&v, 1, srcs, used, coefs, width, true);
+  if (used > 0) gf::kernels().dot_multi(&v, 1, srcs, used, coefs, width, true);
+}
 
-  // Then the pending pivot columns, recording in t how the result combines the pending rows.
+// Clears the pending pivot columns, recording in t how the result combines the pending rows.
+void Decoder::clear_pending_columns(std::uint8_t* v, std::uint8_t* t, std::size_t lo, std::size_t width) {
   const std::size_t b = pending_.size();
-  std::uint8_t* t = transform_row(b);
   std::fill_n(t, batch_, std::uint8_t{0});
   t[b] = 1;
+  std::uint8_t* rows = rows_.data();
+  const std::size_t stride = stride_;
   const std::uint16_t* pending = pending_.data();
+  const std::uint8_t** srcs = srcs_.data();
   const std::uint8_t** t_srcs = row_srcs_.data();
-  used = 0;
+  std::uint8_t* coefs = coefs_.data();
+  std::size_t used = 0;
   for (std::size_t i = 0; i < b; ++i) {
     const std::uint8_t f = v[pending[i] - lo];
     if (f == 0) continue;
@@ -111,10 +103,52 @@ AddResult Decoder::add(const SymbolView& symbol) {
     t_srcs[used] = transform_.data() + i * batch_;
     coefs[used++] = f;
   }
-  if (used > 0) {
-    k.dot_multi(&v, 1, srcs, used, coefs, width, true);
-    k.dot_multi(&t, 1, t_srcs, used, coefs, b, true);
+  if (used == 0) return;
+  const gf::RegionKernels& k = gf::kernels();
+  k.dot_multi(&v, 1, srcs, used, coefs, width, true);
+  k.dot_multi(&t, 1, t_srcs, used, coefs, b, true);
+}
+
+// Clears the new pivot column c from the other pending rows and their transform rows.
+void Decoder::clear_from_pending_rows(std::size_t c, const std::uint8_t* new_row, const std::uint8_t* t, std::size_t lo,
+                                      std::size_t width) {
+  const std::size_t b = pending_.size();
+  std::uint8_t* rows = rows_.data();
+  const std::size_t stride = stride_;
+  const std::uint16_t* pending = pending_.data();
+  std::uint8_t** row_dsts = row_dsts_.data();
+  std::uint8_t** t_dsts = dsts_.data();
+  std::uint8_t* coefs = coefs_.data();
+  std::size_t used = 0;
+  for (std::size_t i = 0; i < b; ++i) {
+    std::uint8_t* other = rows + pending[i] * stride;
+    const std::uint8_t f = other[c];
+    if (f == 0) continue;
+    row_dsts[used] = other + lo;
+    t_dsts[used] = transform_.data() + i * batch_;
+    coefs[used++] = f;
   }
+  if (used == 0) return;
+  const gf::RegionKernels& k = gf::kernels();
+  k.dot_multi(row_dsts, used, &new_row, 1, coefs, width, true);
+  k.dot_multi(t_dsts, used, &t, 1, coefs, b + 1, true);
+}
+
+AddResult Decoder::add(const SymbolView& symbol) {
+  const std::size_t n = layout_.n();
+  resolve_coefficients(symbol, layout_, seeds_, {raw_.data(), n});
+  ++received_;
+  if (complete()) {
+    ++non_innovative_;
+    return AddResult::non_innovative;
+  }
+  const std::size_t lo = lo_, width = n - lo;
+  std::uint8_t* v = work_.data() + lo;  // v[j - lo] is column j
+  std::copy(raw_.begin() + static_cast<long>(lo), raw_.begin() + static_cast<long>(n), v);
+  clear_settled_columns(v, lo, width);
+  const std::size_t b = pending_.size();
+  std::uint8_t* t = transform_row(b);
+  clear_pending_columns(v, t, lo, width);
 
   std::size_t c = 0;
   while (c < width && v[c] == 0) ++c;
@@ -125,27 +159,12 @@ AddResult Decoder::add(const SymbolView& symbol) {
   c += lo;
 
   // The new row, normalised, then cleared from the column of the other pending rows.
+  const gf::RegionKernels& k = gf::kernels();
   const std::uint8_t scale = gf::inv(v[c - lo]);
   std::uint8_t* new_row = row(c) + lo;
   k.mul(new_row, v, scale, width);
   k.mul(t, t, scale, b + 1);
-  std::uint8_t** row_dsts = row_dsts_.data();
-  std::uint8_t** t_dsts = dsts_.data();
-  used = 0;
-  for (std::size_t i = 0; i < b; ++i) {
-    std::uint8_t* other = rows + pending[i] * stride;
-    const std::uint8_t f = other[c];
-    if (f == 0) continue;
-    row_dsts[used] = other + lo;
-    t_dsts[used] = transform_.data() + i * batch_;
-    coefs[used++] = f;
-  }
-  if (used > 0) {
-    const std::uint8_t* src = new_row;
-    k.dot_multi(row_dsts, used, &src, 1, coefs, width, true);
-    src = t;
-    k.dot_multi(t_dsts, used, &src, 1, coefs, b + 1, true);
-  }
+  clear_from_pending_rows(c, new_row, t, lo, width);
 
   // The payload waits, raw, with its raw coefficients, until the batch is flushed.
   std::memcpy(staging_.data() + b * layout_.symbol_size(), symbol.payload.data(), layout_.symbol_size());

@@ -84,6 +84,12 @@ class Decoder {
 
   void settle_new_rows();
   void update_settled_rows();
+  // The three eliminations of add(), over the columns [lo, n) of the arriving vector v (width of them)
+  // and its transform row t (which pending rows it combines).
+  void clear_settled_columns(std::uint8_t* v, std::size_t lo, std::size_t width);
+  void clear_pending_columns(std::uint8_t* v, std::uint8_t* t, std::size_t lo, std::size_t width);
+  void clear_from_pending_rows(std::size_t c, const std::uint8_t* new_row, const std::uint8_t* t, std::size_t lo,
+                               std::size_t width);
 
   GenerationLayout layout_;
   std::span<std::uint8_t> out_;

@@ -119,9 +119,10 @@ TEST_P(RegionKernelTest, DotSingleOutput) {
 }
 
 TEST_P(RegionKernelTest, DotMultiShapes) {
-  // Output counts below, at and above the register groups of every level (4 and 8).
+  // Output counts below, at and above the register groups of every level (4, 6 and 8) and their
+  // balanced splits; outputs start as random bytes, so a kernel that fails to overwrite one is caught.
   for (std::size_t k : {1, 2, 5, 10, 32})
-    for (std::size_t m : {1, 3, 4, 5, 8, 9, 17})
+    for (std::size_t m : {1, 3, 4, 5, 6, 7, 8, 9, 12, 13, 17})
       for (std::size_t len : {0, 1, 31, 64, 129, 1000})
         for (bool acc : {false, true}) check_dot(this->k(), k, m, len, acc, false, rng);
 }
@@ -131,6 +132,48 @@ TEST_P(RegionKernelTest, DotMultiSpansColumnChunks) {
   check_dot(k(), 10, 4, 3 * 65536 + 77, false, false, rng);
   check_dot(k(), 130, 12, 2 * 4096 + 65, true, false, rng);
   check_dot(k(), 600, 3, 1024 * 2 + 1, false, false, rng);
+}
+
+TEST_P(RegionKernelTest, DotMultiFollowsCoefficientsChangedInPlace) {
+  // Kernels keep the expansion of the last matrix: the same buffer with new bytes must not reuse it.
+  const std::size_t k = 3, m = 2, len = 256;
+  std::vector<std::uint8_t> src(k * len), out(m * len), coefs(m * k);
+  for (auto& b : src) b = static_cast<std::uint8_t>(rng());
+  const std::vector<const std::uint8_t*> sp{src.data(), src.data() + len, src.data() + 2 * len};
+  std::vector<std::uint8_t*> dp{out.data(), out.data() + len};
+  for (int round = 0; round < 3; ++round) {
+    for (auto& c : coefs) c = static_cast<std::uint8_t>(rng());
+    this->k().dot_multi(dp.data(), m, sp.data(), k, coefs.data(), len, false);
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t b = 0; b < len; ++b) {
+        std::uint8_t want = 0;
+        for (std::size_t j = 0; j < k; ++j) want ^= slow_mul(coefs[i * k + j], src[j * len + b]);
+        ASSERT_EQ(out[i * len + b], want) << "round " << round << " out " << i << " byte " << b;
+      }
+  }
+}
+
+TEST_P(RegionKernelTest, DotMultiLargeAlignedOutputs) {
+  // Aligned outputs of 8 MiB and more in all take the streaming-store path where a level has one; they
+  // start as poison that must be overwritten, and a ragged tail follows the vector loop.
+  const std::size_t k = 2, m = 8, len = (1 << 20) + 64 + 17;
+  auto aligned = [&](std::vector<std::uint8_t>& v) {
+    v.resize(len + 64);
+    for (auto& b : v) b = static_cast<std::uint8_t>(rng());
+    return v.data() + (64 - reinterpret_cast<std::uintptr_t>(v.data()) % 64) % 64;
+  };
+  std::vector<std::vector<std::uint8_t>> src_bufs(k), dst_bufs(m);
+  std::vector<const std::uint8_t*> sp;
+  std::vector<std::uint8_t*> dp;
+  for (auto& b : src_bufs) sp.push_back(aligned(b));
+  for (auto& b : dst_bufs) dp.push_back(aligned(b));
+  std::vector<std::uint8_t> coefs(m * k);
+  for (auto& c : coefs) c = static_cast<std::uint8_t>(rng());
+  this->k().dot_multi(dp.data(), m, sp.data(), k, coefs.data(), len, false);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t b = 0; b < len; ++b)
+      ASSERT_EQ(dp[i][b], slow_mul(coefs[i * k], sp[0][b]) ^ slow_mul(coefs[i * k + 1], sp[1][b]))
+          << "out " << i << " byte " << b;
 }
 
 TEST_P(RegionKernelTest, DotWithNoSourcesClearsOrKeeps) {
@@ -153,7 +196,8 @@ INSTANTIATE_TEST_SUITE_P(Levels, RegionKernelTest, ::testing::ValuesIn(levels())
 });
 
 TEST(SimdLevel, NamesRoundTrip) {
-  for (Level l : {Level::scalar, Level::avx2, Level::avx512_gfni}) EXPECT_EQ(parse_level(to_string(l)), l);
+  for (Level l : {Level::scalar, Level::avx2, Level::avx2_gfni, Level::avx512_gfni})
+    EXPECT_EQ(parse_level(to_string(l)), l);
   EXPECT_FALSE(parse_level("sse9"));
   EXPECT_TRUE(cpu_supports(Level::scalar));
   EXPECT_EQ(supported_levels().front(), Level::scalar);
@@ -161,7 +205,7 @@ TEST(SimdLevel, NamesRoundTrip) {
 }
 
 TEST(SimdLevel, UnsupportedLevelIsRefused) {
-  for (Level l : {Level::avx2, Level::avx512_gfni})
+  for (Level l : {Level::avx2, Level::avx2_gfni, Level::avx512_gfni})
     if (!cpu_supports(l)) {
       EXPECT_THROW(kernels_for(l), std::runtime_error);
     }

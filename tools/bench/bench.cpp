@@ -10,6 +10,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "coding/cpu_caches.hpp"
+
 namespace ncast::bench {
 
 namespace po = boost::program_options;
@@ -57,9 +59,9 @@ double trial(const std::function<void()>& fn, double bytes_per_call, double tria
   return bytes_per_call * static_cast<double>(calls) / elapsed / 1e9;
 }
 
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-  return v[v.size() / 2];
+Spread spread(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v[v.size() / 2], v.front(), v.back()};
 }
 
 }  // namespace
@@ -67,67 +69,121 @@ double median(std::vector<double> v) {
 double measure_gb_per_s(const std::function<void()>& fn, double bytes_per_call, double seconds) {
   fn();
   std::vector<double> rates;
+  rates.reserve(kTrials);
   for (int t = 0; t < kTrials; ++t) rates.push_back(trial(fn, bytes_per_call, seconds / kTrials));
-  return median(rates);
+  return spread(rates).median;
 }
 
 Comparison measure_against(const std::function<void()>& fn, const std::function<void()>& anchor, double bytes_per_call,
                            double seconds) {
   fn();
   anchor();
-  std::vector<double> mine, theirs;
+  std::vector<double> mine, theirs, ratios;
   for (int t = 0; t < kTrials; ++t) {
     mine.push_back(trial(fn, bytes_per_call, seconds / kTrials));
     theirs.push_back(trial(anchor, bytes_per_call, seconds / kTrials));
+    ratios.push_back(mine.back() / theirs.back());
   }
-  return {median(mine), median(theirs)};
+  Comparison c{0, 0, spread(mine), spread(theirs), spread(ratios)};
+  c.gb_per_s = c.mine.median;
+  c.anchor_gb_per_s = c.anchor.median;
+  return c;
 }
+
+void put_comparison(Record& record, const Comparison& result) {
+  const auto range = [](const Spread& s) { return Record::array({s.min, s.max}); };
+  record["gb_per_s"] = result.gb_per_s;
+  record["gb_per_s_range"] = range(result.mine);
+  record["anchor_gb_per_s"] = result.anchor_gb_per_s;
+  record["anchor_gb_per_s_range"] = range(result.anchor);
+  record["round_ratio_range"] = range(result.ratio);
+}
+
+namespace {
+
+bool is_column(const std::string& key) {
+  return key == "bench" || key == "backend" || key == "level" || key == "gb_per_s" || key == "anchor" ||
+         key == "anchor_gb_per_s" || key == "ratio" || key == "checked_against" || key == "cpu" ||
+         key.ends_with("_range");
+}
+
+std::string size_text(std::size_t bytes) {
+  if (bytes % (1 << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  return std::to_string(bytes >> 10) + " KiB";
+}
+
+// "AMD EPYC 9B45, L2 1 MiB, L3 32 MiB": what a figure from another machine needs beside it.
+const std::string& machine() {
+  static const std::string text =
+      gf::cpu_model() + ", L2 " + size_text(gf::cpu_caches().l2) + ", L3 " + size_text(gf::cpu_caches().l3);
+  return text;
+}
+
+// "  [12.1-13.0 | 10.2-11.0 | 1.08-1.21x]": the ranges of both sides and of the rounds' ratios.
+std::string ranges(const Record& record) {
+  if (!record.contains("round_ratio_range")) return "";
+  const auto lo_hi = [&](const char* key) {
+    return std::make_pair(record[key][0].get<double>(), record[key][1].get<double>());
+  };
+  const auto [a, b] = lo_hi("gb_per_s_range");
+  const auto [c, d] = lo_hi("anchor_gb_per_s_range");
+  const auto [e, f] = lo_hi("round_ratio_range");
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%.2f-%.2f | %.2f-%.2f | %.2f-%.2fx", a, b, c, d, e, f);
+  return buf;
+}
+
+}  // namespace
 
 void Reporter::emit(Record record) {
   if (record.contains("anchor_gb_per_s") && record["anchor_gb_per_s"].get<double>() > 0)
     record["ratio"] = record["gb_per_s"].get<double>() / record["anchor_gb_per_s"].get<double>();
+  record["cpu"] = machine();
   if (json_) {
     std::cout << record.dump() << std::endl;
     return;
   }
   std::string params;
   for (const auto& [key, value] : record.items()) {
-    if (key == "bench" || key == "backend" || key == "level" || key == "gb_per_s" || key == "anchor" ||
-        key == "anchor_gb_per_s" || key == "ratio" || key == "checked_against")
-      continue;
+    if (is_column(key)) continue;
     params += (params.empty() ? "" : " ") + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
   }
   const std::string level = record.value("backend", std::string("?")) + "/" + record.value("level", std::string("-"));
   const bool anchored = record.contains("ratio");
   const double gbps = record["gb_per_s"].get<double>();
+  const std::string spread = ranges(record);
   if (markdown_) {
     if (!header_printed_) {
       std::printf(
-          "| bench | backend/level | case | GB/s | anchor | anchor GB/s | ratio |\n|---|---|---|---:|---|---:|---:|\n");
+          "| bench | backend/level | case | GB/s | anchor | anchor GB/s | ratio | ranges: GB/s \\| anchor \\| rounds' "
+          "ratios | cpu |\n|---|---|---|---:|---|---:|---:|---|---|\n");
       header_printed_ = true;
     }
     char anchor_cells[256] = " | |";
     if (anchored)
       std::snprintf(anchor_cells, sizeof anchor_cells, "%s | %.2f | %.2fx", record["anchor"].get<std::string>().c_str(),
                     record["anchor_gb_per_s"].get<double>(), record["ratio"].get<double>());
-    std::printf("| %s | %s | %s | %.2f | %s |\n", record["bench"].get<std::string>().c_str(), level.c_str(),
-                params.c_str(), gbps, anchor_cells);
+    std::string cells = spread;
+    for (std::size_t p = cells.find('|'); p != std::string::npos; p = cells.find('|', p + 2)) cells.insert(p, "\\");
+    std::printf("| %s | %s | %s | %.2f | %s | %s | %s |\n", record["bench"].get<std::string>().c_str(), level.c_str(),
+                params.c_str(), gbps, anchor_cells, cells.c_str(), machine().c_str());
     std::fflush(stdout);
     return;
   }
   if (!header_printed_) {
-    std::printf("%-10s %-20s %-44s %10s   %s\n", "bench", "backend/level", "case", "GB/s", "vs anchor");
+    std::printf("# %s\n%-10s %-20s %-44s %10s   %s\n", machine().c_str(), "bench", "backend/level", "case", "GB/s",
+                "vs anchor");
     header_printed_ = true;
   }
   std::string anchor;
   if (anchored) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "%5.2fx  %s %.2f GB/s", record["ratio"].get<double>(),
-                  record["anchor"].get<std::string>().c_str(), record["anchor_gb_per_s"].get<double>());
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%5.2fx  %s %.2f GB/s  [%s]", record["ratio"].get<double>(),
+                  record["anchor"].get<std::string>().c_str(), record["anchor_gb_per_s"].get<double>(), spread.c_str());
     anchor = buf;
   }
-  std::printf("%-10s %-20s %-44s %10.2f   %s\n", record["bench"].get<std::string>().c_str(), level.c_str(),
-              params.c_str(), gbps, anchor.c_str());
+  std::printf("%-10s %-20s %-44s %10.2f   %s  (%s)\n", record["bench"].get<std::string>().c_str(), level.c_str(),
+              params.c_str(), gbps, anchor.c_str(), machine().c_str());
   std::fflush(stdout);
 }
 
@@ -162,12 +218,14 @@ std::vector<std::uint8_t> random_bytes(std::size_t count, std::uint64_t seed, bo
 
 std::vector<const std::uint8_t*> const_pointers(const std::vector<AlignedBytes>& buffers) {
   std::vector<const std::uint8_t*> out;
+  out.reserve(buffers.size());
   for (const auto& b : buffers) out.push_back(b.get());
   return out;
 }
 
 std::vector<std::uint8_t*> pointers(std::vector<AlignedBytes>& buffers) {
   std::vector<std::uint8_t*> out;
+  out.reserve(buffers.size());
   for (auto& b : buffers) out.push_back(b.get());
   return out;
 }

@@ -31,11 +31,18 @@ bool parse_options(int argc, char** argv, const std::string& usage, boost::progr
 // the median of five trials after one warm-up call.
 double measure_gb_per_s(const std::function<void()>& fn, double bytes_per_call, double seconds);
 
+// The median of a few trials and the range they spanned.
+struct Spread {
+  double median = 0, min = 0, max = 0;
+};
+
 struct Comparison {
   double gb_per_s;
   double anchor_gb_per_s;
+  Spread mine, anchor;
+  Spread ratio;  // of the rounds' own ratios, each from one trial of both taken back to back
 };
-// fn and its anchor timed in alternating trials (median of five each), so that whatever else the
+// fn and its anchor timed in alternating rounds (median of five each), so that whatever else the
 // machine is doing weighs on both alike and the ratio stays meaningful on a busy or noisy host.
 Comparison measure_against(const std::function<void()>& fn, const std::function<void()>& anchor, double bytes_per_call,
                            double seconds);
@@ -44,10 +51,14 @@ Comparison measure_against(const std::function<void()>& fn, const std::function<
 // parameters, gb_per_s, and where an anchor ran in the same process: anchor, anchor_gb_per_s, ratio.
 using Record = nlohmann::ordered_json;
 
+// Sets gb_per_s, anchor_gb_per_s and the ranges of both and of the rounds' ratios.
+void put_comparison(Record& record, const Comparison& result);
+
 class Reporter {
  public:
   explicit Reporter(const CommonOptions& common) : json_(common.json), markdown_(common.markdown) {}
-  // Sets ratio from the anchor figure when present, then prints the record (a JSON line or a table row).
+  // Sets ratio from the anchor figure when present, names the CPU (model, L2 and L3 sizes), then prints
+  // the record (a JSON line or a table row).
   void emit(Record record);
 
  private:

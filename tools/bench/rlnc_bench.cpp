@@ -4,6 +4,7 @@
 #include <isa-l/erasure_code.h>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -54,9 +55,8 @@ class IsalDecoder {
     work_ = matrix_;  // gf_invert_matrix destroys its input
     if (gf_invert_matrix(work_.data(), inverse_.data(), static_cast<int>(n_)) != 0)
       throw std::runtime_error("ISA-L: coefficient matrix not invertible");
-    ec_init_tables(static_cast<int>(n_), static_cast<int>(n_), inverse_.data(), tables_.data());
-    ec_encode_data(static_cast<int>(len), static_cast<int>(n_), static_cast<int>(n_), tables_.data(),
-                   const_cast<unsigned char**>(coded), const_cast<unsigned char**>(out));
+    isal_init_tables(n_, n_, inverse_.data(), tables_.data());
+    isal_encode(len, n_, n_, tables_.data(), coded, out);
   }
   const std::uint8_t* inverse() const { return inverse_.data(); }
 
@@ -66,121 +66,148 @@ class IsalDecoder {
   std::vector<std::uint8_t> work_, inverse_, tables_;
 };
 
-void run_case(std::size_t n, std::size_t len, const Settings& s, const CommonOptions& common, Reporter& reporter) {
-  const rlnc::GenerationLayout layout(n, len, n * len);
-  AlignedBytes block = std::move(random_buffers(1, n * len, common.seed)[0]);
-  const rlnc::Encoder encoder(layout, {block.get(), n * len}, kSeeds, {.systematic = false});
-  std::vector<const std::uint8_t*> sources;
-  for (std::size_t i = 0; i < n; ++i) sources.push_back(block.get() + i * len);
+// One generation size and symbol size: the sources, n dense seeded coded symbols of them and their
+// coefficient matrix, ncast's codec and ISA-L set up on the same bytes.
+class RlncCase {
+ public:
+  RlncCase(std::size_t n, std::size_t len, const Settings& s, const CommonOptions& common)
+      : n_(n),
+        len_(len),
+        s_(s),
+        common_(common),
+        layout_(n, len, n * len),
+        block_(std::move(random_buffers(1, n * len, common.seed)[0])),
+        encoder_(layout_, {block_.get(), n * len}, kSeeds, {.systematic = false}),
+        coded_(make_aligned(n * len)),
+        isal_out_(make_aligned(n * len)),
+        decoded_(make_aligned(n * len)),
+        coded_ptrs_(slices(coded_, n, len)),
+        isal_ptrs_(slices(isal_out_, n, len)),
+        matrix_(n * n),
+        decoder_(layout_, {decoded_.get(), n * len}, kSeeds, {.batch = s.batch}) {
+    for (std::size_t i = 0; i < n; ++i) sources_.push_back(block_.get() + i * len);
+    encoder_.produce(0, n, coded_ptrs_.data(), matrix_.data());
+    isal_encoder_.emplace(matrix_.data(), n, n);
+  }
 
-  const auto base = [&](const char* op) {
+  void run(Reporter& reporter) {
+    const auto wants = [&](const char* op) { return std::find(s_.ops.begin(), s_.ops.end(), op) != s_.ops.end(); };
+    if (wants("encode")) encode(reporter);
+    pick_decodable_symbols();
+    if (wants("decode")) decode(reporter);
+    if (wants("recode")) recode(reporter);
+  }
+
+ private:
+  Record base(const char* op) const {
     Record r;
     r["bench"] = "rlnc";
     r["op"] = op;
     r["backend"] = "cpu";
     r["level"] = std::string(gf::to_string(gf::active_level()));
-    r["n"] = n;
-    r["symbol"] = len;
+    r["n"] = n_;
+    r["symbol"] = len_;
     return r;
-  };
-  const double generation_bytes = static_cast<double>(n * len);
-  const auto wants = [&](const char* op) { return std::find(s.ops.begin(), s.ops.end(), op) != s.ops.end(); };
+  }
+  double generation_bytes() const { return static_cast<double>(n_ * len_); }
+  void isal_encode() { isal_encoder_->encode(sources_.data(), isal_ptrs_.data(), len_); }
 
-  // n dense seeded coded symbols and their coefficient matrix.
-  AlignedBytes coded = make_aligned(n * len), isal_out = make_aligned(n * len);
-  auto coded_ptrs = slices(coded, n, len), isal_ptrs = slices(isal_out, n, len);
-  std::vector<std::uint8_t> matrix(n * n);
-  encoder.produce(0, n, coded_ptrs.data(), matrix.data());
-  IsalMatrixEncoder isal_encoder(matrix.data(), n, n);
-  const auto isal_encode = [&] { isal_encoder.encode(sources.data(), isal_ptrs.data(), len); };
-
-  if (wants("encode")) {
-    const auto encode = [&] { encoder.produce(0, n, coded_ptrs.data()); };
+  void encode(Reporter& reporter) {
+    const auto encode = [&] { encoder_.produce(0, n_, coded_ptrs_.data()); };
     encode();
     isal_encode();
-    if (!equal_regions(coded_ptrs, isal_out.get(), len)) throw std::runtime_error("rlnc encode disagrees with ISA-L");
+    if (!equal_regions(coded_ptrs_, isal_out_.get(), len_))
+      throw std::runtime_error("rlnc encode disagrees with ISA-L");
     Record r = base("encode");
-    const Comparison res = measure_against(encode, isal_encode, generation_bytes, common.seconds);
-    r["gb_per_s"] = res.gb_per_s;
     r["anchor"] = IsalMatrixEncoder::name("ec_encode_data");
-    r["anchor_gb_per_s"] = res.anchor_gb_per_s;
+    put_comparison(r, measure_against(
+                          encode, [&] { isal_encode(); }, generation_bytes(), common_.seconds));
     reporter.emit(std::move(r));
   }
 
   // Decode from the first n symbols when they are independent (probability ≈ 0.996), else from the
   // first n innovative ones among more: both decoders get the same set.
-  AlignedBytes decoded = make_aligned(n * len);
-  rlnc::Decoder decoder(layout, {decoded.get(), n * len}, kSeeds, {.batch = s.batch});
-  std::vector<std::uint32_t> ids;
-  std::vector<std::uint8_t> payload(len), coefs(n);
-  for (std::uint32_t id = 0; !decoder.complete(); ++id) {
-    std::uint8_t* p = payload.data();
-    encoder.produce(id, 1, &p);
-    if (decoder.add({rlnc::SymbolKind::coded, id, {}, {}, payload}) == rlnc::AddResult::innovative) ids.push_back(id);
+  void pick_decodable_symbols() {
+    std::vector<std::uint32_t> ids;
+    std::vector<std::uint8_t> payload(len_);
+    for (std::uint32_t id = 0; !decoder_.complete(); ++id) {
+      std::uint8_t* p = payload.data();
+      encoder_.produce(id, 1, &p);
+      if (decoder_.add({rlnc::SymbolKind::coded, id, {}, {}, payload}) == rlnc::AddResult::innovative)
+        ids.push_back(id);
+    }
+    for (std::size_t i = 0; i < n_; ++i) {
+      std::uint8_t* p = coded_ptrs_[i];
+      encoder_.produce(ids[i], 1, &p, matrix_.data() + i * n_);
+    }
+    for (std::size_t i = 0; i < n_; ++i)
+      symbols_.push_back({rlnc::SymbolKind::coded, ids[i], {}, {}, {coded_ptrs_[i], len_}});
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint8_t* p = coded_ptrs[i];
-    encoder.produce(ids[i], 1, &p, matrix.data() + i * n);
-  }
-  std::vector<rlnc::SymbolView> symbols;
-  for (std::size_t i = 0; i < n; ++i)
-    symbols.push_back({rlnc::SymbolKind::coded, ids[i], {}, {}, {coded_ptrs[i], len}});
 
-  if (wants("decode")) {
+  void decode(Reporter& reporter) {
     const auto decode = [&] {
-      decoder.reset();
-      for (const auto& sym : symbols) decoder.add(sym);
+      decoder_.reset();
+      for (const auto& sym : symbols_) decoder_.add(sym);
     };
-    IsalDecoder isal(matrix, n);
-    const auto isal_decode = [&] { isal.decode(coded_ptrs.data(), isal_ptrs.data(), len); };
-    std::fill_n(decoded.get(), n * len, std::uint8_t{0xA5});
+    IsalDecoder isal(matrix_, n_);
+    const auto isal_decode = [&] { isal.decode(coded_ptrs_.data(), isal_ptrs_.data(), len_); };
+    std::fill_n(decoded_.get(), n_ * len_, std::uint8_t{0xA5});
     decode();
     isal_decode();
-    if (!decoder.complete() || !std::equal(block.get(), block.get() + n * len, decoded.get()) ||
-        !std::equal(block.get(), block.get() + n * len, isal_out.get()))
+    const std::uint8_t* want = block_.get();
+    if (!decoder_.complete() || !std::equal(want, want + n_ * len_, decoded_.get()) ||
+        !std::equal(want, want + n_ * len_, isal_out_.get()))
       throw std::runtime_error("rlnc decode did not give back the generation");
-    const Comparison res = measure_against(decode, isal_decode, generation_bytes, common.seconds);
     Record r = base("decode");
-    r["batch"] = s.batch;
-    r["gb_per_s"] = res.gb_per_s;
+    r["batch"] = s_.batch;
     r["anchor"] = IsalMatrixEncoder::name("gf_invert_matrix+ec_init_tables+ec_encode_data");
-    r["anchor_gb_per_s"] = res.anchor_gb_per_s;
+    put_comparison(r, measure_against(decode, isal_decode, generation_bytes(), common_.seconds));
     reporter.emit(std::move(r));
     // ISA-L's part that is not matrix inversion, for scale: the multiply by a given inverse.
-    IsalMatrixEncoder inverse_only(isal.inverse(), n, n);
-    const Comparison mul = measure_against(
-        decode, [&] { inverse_only.encode(coded_ptrs.data(), isal_ptrs.data(), len); }, generation_bytes,
-        common.seconds);
+    IsalMatrixEncoder inverse_only(isal.inverse(), n_, n_);
+    const auto multiply = [&] { inverse_only.encode(coded_ptrs_.data(), isal_ptrs_.data(), len_); };
     Record m = base("decode");
-    m["batch"] = s.batch;
-    m["gb_per_s"] = mul.gb_per_s;
-    m["anchor"] = IsalMatrixEncoder::name("ec_encode_data, inverse given");
-    m["anchor_gb_per_s"] = mul.anchor_gb_per_s;
+    m["batch"] = s_.batch;
+    m["anchor"] = "inverse given: " + IsalMatrixEncoder::name("ec_encode_data");
+    put_comparison(m, measure_against(decode, multiply, generation_bytes(), common_.seconds));
     reporter.emit(std::move(m));
   }
 
-  if (wants("recode")) {
-    // A relay at full rank recodes n symbols per call; payloads must be the combinations of the
-    // sources that their coefficients name (checked through ISA-L).
-    decoder.reset();
-    for (const auto& sym : symbols) decoder.add(sym);
-    rlnc::Recoder recoder(decoder, kRelaySeeds);
-    AlignedBytes recoded = make_aligned(n * len);
-    auto recoded_ptrs = slices(recoded, n, len);
-    std::vector<std::uint8_t> recoded_coefs(n * n);
-    const auto recode = [&] { recoder.produce(n, recoded_ptrs.data(), recoded_coefs.data()); };
+  // A relay at full rank recodes n symbols per call; payloads must be the combinations of the
+  // sources that their coefficients name (checked through ISA-L).
+  void recode(Reporter& reporter) {
+    decoder_.reset();
+    for (const auto& sym : symbols_) decoder_.add(sym);
+    rlnc::Recoder recoder(decoder_, kRelaySeeds);
+    AlignedBytes recoded = make_aligned(n_ * len_);
+    auto recoded_ptrs = slices(recoded, n_, len_);
+    std::vector<std::uint8_t> recoded_coefs(n_ * n_);
+    const auto recode = [&] { recoder.produce(n_, recoded_ptrs.data(), recoded_coefs.data()); };
     recode();
-    IsalMatrixEncoder check(recoded_coefs.data(), n, n);
-    check.encode(sources.data(), isal_ptrs.data(), len);
-    if (!equal_regions(recoded_ptrs, isal_out.get(), len)) throw std::runtime_error("rlnc recode: wrong payloads");
+    IsalMatrixEncoder check(recoded_coefs.data(), n_, n_);
+    check.encode(sources_.data(), isal_ptrs_.data(), len_);
+    if (!equal_regions(recoded_ptrs, isal_out_.get(), len_)) throw std::runtime_error("rlnc recode: wrong payloads");
     Record r = base("recode");
-    const Comparison res = measure_against(recode, isal_encode, generation_bytes, common.seconds);
-    r["gb_per_s"] = res.gb_per_s;
     r["anchor"] = IsalMatrixEncoder::name("ec_encode_data");
-    r["anchor_gb_per_s"] = res.anchor_gb_per_s;
+    put_comparison(r, measure_against(
+                          recode, [&] { isal_encode(); }, generation_bytes(), common_.seconds));
     reporter.emit(std::move(r));
   }
-}
+
+  std::size_t n_, len_;
+  const Settings& s_;
+  const CommonOptions& common_;
+  rlnc::GenerationLayout layout_;
+  AlignedBytes block_;
+  rlnc::Encoder encoder_;
+  AlignedBytes coded_, isal_out_, decoded_;
+  std::vector<std::uint8_t*> coded_ptrs_, isal_ptrs_;
+  std::vector<std::uint8_t> matrix_;
+  rlnc::Decoder decoder_;
+  std::optional<IsalMatrixEncoder> isal_encoder_;
+  std::vector<const std::uint8_t*> sources_;
+  std::vector<rlnc::SymbolView> symbols_;
+};
 
 }  // namespace
 
@@ -216,7 +243,7 @@ int run_rlnc(int argc, char** argv) {
 
   Reporter reporter(common);
   for (std::size_t n : s.ns)
-    for (std::size_t len : s.symbols) run_case(n, len, s, common, reporter);
+    for (std::size_t len : s.symbols) RlncCase(n, len, s, common).run(reporter);
   return 0;
 }
 

@@ -3,6 +3,8 @@
 #include <isa-l/erasure_code.h>
 
 #include <algorithm>
+#include <deque>
+#include <functional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -22,13 +24,18 @@ namespace po = boost::program_options;
 struct Code {
   std::size_t k, m;
 };
-const std::vector<Code> kDefaultCodes = {{8, 3}, {10, 4}, {16, 4}, {32, 8}, {128, 32}};
+// Storage systems' shapes (HDFS's RS-6-3 and RS-10-4, Ceph's 4+2 and 8+3, MinIO's 12+4 and 16+4, an odd
+// 17+3) and wide ones.
+const std::vector<Code> kDefaultCodes = {{4, 2},  {6, 3},  {8, 3},  {10, 4},  {12, 4},
+                                         {16, 4}, {17, 3}, {32, 8}, {128, 32}};
+const std::vector<std::size_t> kSweepShards = {4 << 10, 64 << 10, 1 << 20};
 
 struct Settings {
   std::size_t shard = 1 << 20;
   rs::MatrixKind matrix = rs::MatrixKind::cauchy;
   Backend backend = Backend::cpu;
   std::size_t lost = 0;  // 0: min(m, k) data shards
+  bool uncached = true;  // also time decode with the decode-matrix cache cleared before every call
 };
 
 // The (k+m) × k generator ISA-L works from: identity on top, the codec's parity rows below. For the
@@ -63,9 +70,8 @@ class IsalDecoder {
     if (gf_invert_matrix(b_.data(), d_.data(), static_cast<int>(k_)) != 0)
       throw std::runtime_error("ISA-L: survivor matrix not invertible");
     std::copy_n(d_.begin(), lost_ * k_, rows_.begin());  // lost data shards are 0 .. lost-1
-    ec_init_tables(static_cast<int>(k_), static_cast<int>(lost_), rows_.data(), tables_.data());
-    ec_encode_data(static_cast<int>(len), static_cast<int>(k_), static_cast<int>(lost_), tables_.data(),
-                   const_cast<unsigned char**>(survivors), const_cast<unsigned char**>(outs));
+    isal_init_tables(k_, lost_, rows_.data(), tables_.data());
+    isal_encode(len, k_, lost_, tables_.data(), survivors, outs);
   }
 
  private:
@@ -79,105 +85,106 @@ std::string level_of(const Engine& engine) {
   return engine.description();
 }
 
-void run_code(Code c, const Settings& s, const CommonOptions& common, Reporter& reporter) {
-  rs::Codec codec(c.k, c.m, {.matrix = s.matrix, .backend = s.backend});
-  const std::size_t n = c.k + c.m, len = s.shard;
-  const std::size_t lost = s.lost ? s.lost : std::min(c.m, c.k);
-  if (lost > c.m || lost > c.k)
-    throw po::error("--lost " + std::to_string(lost) + ": a " + std::to_string(c.k) + "+" + std::to_string(c.m) +
-                    " code rebuilds at most " + std::to_string(std::min(c.m, c.k)) + " data shards");
-
-  // Shard buffers from the codec (pinned when its backend wants that), random data.
-  std::vector<HostBuffer> shards, rebuilt, isal_out;
-  std::mt19937_64 rng(common.seed);
-  for (std::size_t i = 0; i < n; ++i) {
-    shards.push_back(codec.allocate(len));
-    for (std::size_t b = 0; b < len; ++b) shards.back().data()[b] = static_cast<std::uint8_t>(rng());
-  }
-  for (std::size_t i = 0; i < lost; ++i) {
-    rebuilt.push_back(codec.allocate(len));
-    isal_out.push_back(codec.allocate(len));
-  }
-  std::vector<std::uint8_t*> ptrs;
-  for (auto& b : shards) ptrs.push_back(b.data());
-  const double data_bytes = static_cast<double>(c.k * len);
-
-  const auto generator = isal_generator(codec);
-  IsalMatrixEncoder isal_encoder(generator.data() + c.k * c.k, c.m, c.k);
-  std::vector<std::uint8_t*> isal_parity;
-  std::vector<HostBuffer> isal_parity_bufs;
-  for (std::size_t p = 0; p < c.m; ++p) {
-    isal_parity_bufs.push_back(codec.allocate(len));
-    isal_parity.push_back(isal_parity_bufs.back().data());
+// One code at one shard size: its shards, ncast's codec and ISA-L set up on the same matrix and bytes.
+class CodeCase {
+ public:
+  CodeCase(Code c, const Settings& s, std::uint64_t seed)
+      : c_(c),
+        s_(s),
+        lost_(s.lost ? s.lost : std::min(c.m, c.k)),
+        codec_(c.k, c.m, {.matrix = s.matrix, .backend = s.backend}),
+        generator_(isal_generator(codec_)),
+        isal_encoder_(generator_.data() + c.k * c.k, c.m, c.k) {
+    if (lost_ > c.m || lost_ > c.k)
+      throw po::error("--lost " + std::to_string(lost_) + ": a " + std::to_string(c.k) + "+" + std::to_string(c.m) +
+                      " code rebuilds at most " + std::to_string(std::min(c.m, c.k)) + " data shards");
+    std::mt19937_64 rng(seed);
+    for (std::size_t i = 0; i < c.k + c.m; ++i) {
+      ptrs_.push_back(buffer());
+      for (std::size_t b = 0; b < s.shard; ++b) ptrs_.back()[b] = static_cast<std::uint8_t>(rng());
+    }
+    for (std::size_t p = 0; p < c.m; ++p) isal_parity_.push_back(buffer());
   }
 
-  const auto base = [&](const char* op) {
+  void run_encode(const CommonOptions& common, Reporter& reporter) {
+    const std::size_t len = s_.shard;
+    const auto encode = [&] { codec_.encode(ptrs_, len); };
+    const auto isal_encode = [&] { isal_encoder_.encode(ptrs_.data(), isal_parity_.data(), len); };
+    // Never time a wrong codec: parity must equal ISA-L's first.
+    encode();
+    isal_encode();
+    for (std::size_t p = 0; p < c_.m; ++p)
+      if (!std::equal(isal_parity_[p], isal_parity_[p] + len, ptrs_[c_.k + p]))
+        throw std::runtime_error("rs encode disagrees with ISA-L on parity shard " + std::to_string(p));
+    Record r = base("encode");
+    r["checked_against"] = "isa-l";
+    r["anchor"] = IsalMatrixEncoder::name("ec_encode_data");
+    put_comparison(r, measure_against(encode, isal_encode, data_bytes(), common.seconds));
+    reporter.emit(std::move(r));
+  }
+
+  // Data shards 0 .. lost-1 are gone; both libraries read the first k survivors.
+  void run_decode(const CommonOptions& common, Reporter& reporter, bool with_uncached) {
+    const std::size_t len = s_.shard;
+    std::vector<std::size_t> erased;
+    std::vector<std::uint8_t*> decode_ptrs = ptrs_, isal_outs;
+    for (std::size_t i = 0; i < lost_; ++i) {
+      erased.push_back(i);
+      decode_ptrs[i] = buffer();
+      isal_outs.push_back(buffer());
+    }
+    std::vector<std::uint8_t*> survivors(ptrs_.begin() + static_cast<long>(lost_),
+                                         ptrs_.begin() + static_cast<long>(lost_ + c_.k));
+    IsalDecoder isal_decoder(generator_, c_.k, lost_);
+    const auto decode = [&] { codec_.reconstruct(decode_ptrs, len, erased); };
+    const auto decode_uncached = [&] {
+      codec_.clear_decode_cache();
+      codec_.reconstruct(decode_ptrs, len, erased);
+    };
+    const auto isal_decode = [&] { isal_decoder.decode(survivors.data(), isal_outs.data(), len); };
+    decode_uncached();
+    isal_decode();
+    for (std::size_t i = 0; i < lost_; ++i)
+      if (!std::equal(ptrs_[i], ptrs_[i] + len, decode_ptrs[i]) || !std::equal(ptrs_[i], ptrs_[i] + len, isal_outs[i]))
+        throw std::runtime_error("rs decode did not give back data shard " + std::to_string(i));
+    for (const bool cached : {true, false}) {
+      if (!cached && !with_uncached) continue;
+      Record r = base(cached ? "decode" : "decode_uncached");
+      r["lost"] = lost_;
+      r["checked_against"] = "original";
+      r["anchor"] = IsalMatrixEncoder::name("gf_invert_matrix+ec_init_tables+ec_encode_data");
+      const std::function<void()> fn = cached ? std::function<void()>(decode) : std::function<void()>(decode_uncached);
+      put_comparison(r, measure_against(fn, isal_decode, data_bytes(), common.seconds));
+      reporter.emit(std::move(r));
+    }
+  }
+
+ private:
+  std::uint8_t* buffer() { return buffers_.emplace_back(codec_.allocate(s_.shard)).data(); }
+  double data_bytes() const { return static_cast<double>(c_.k * s_.shard); }
+
+  Record base(const char* op) const {
     Record r;
     r["bench"] = "rs";
     r["op"] = op;
-    r["backend"] = std::string(to_string(codec.engine().backend()));
-    r["level"] = level_of(codec.engine());
-    r["k"] = c.k;
-    r["m"] = c.m;
-    r["matrix"] = std::string(rs::to_string(s.matrix));
-    r["shard"] = len;
+    r["backend"] = std::string(to_string(codec_.engine().backend()));
+    r["level"] = level_of(codec_.engine());
+    r["k"] = c_.k;
+    r["m"] = c_.m;
+    r["matrix"] = std::string(rs::to_string(s_.matrix));
+    r["shard"] = s_.shard;
     return r;
-  };
-
-  // Encode. Never time a wrong codec: parity must equal ISA-L's first.
-  const auto encode = [&] { codec.encode(ptrs, len); };
-  const auto isal_encode = [&] { isal_encoder.encode(ptrs.data(), isal_parity.data(), len); };
-  encode();
-  isal_encode();
-  for (std::size_t p = 0; p < c.m; ++p)
-    if (!std::equal(isal_parity[p], isal_parity[p] + len, ptrs[c.k + p]))
-      throw std::runtime_error("rs encode disagrees with ISA-L on parity shard " + std::to_string(p));
-  {
-    Record r = base("encode");
-    const Comparison res = measure_against(encode, isal_encode, data_bytes, common.seconds);
-    r["checked_against"] = "isa-l";
-    r["gb_per_s"] = res.gb_per_s;
-    r["anchor"] = IsalMatrixEncoder::name("ec_encode_data");
-    r["anchor_gb_per_s"] = res.anchor_gb_per_s;
-    reporter.emit(std::move(r));
   }
 
-  // Decode: data shards 0 .. lost-1 are gone; both libraries read the first k survivors.
-  std::vector<std::size_t> erased;
-  for (std::size_t i = 0; i < lost; ++i) erased.push_back(i);
-  std::vector<std::uint8_t*> decode_ptrs = ptrs;
-  for (std::size_t i = 0; i < lost; ++i) decode_ptrs[i] = rebuilt[i].data();
-  std::vector<unsigned char*> survivors, isal_outs;
-  for (std::size_t i = lost; i < n && survivors.size() < c.k; ++i) survivors.push_back(ptrs[i]);
-  for (auto& b : isal_out) isal_outs.push_back(b.data());
-  IsalDecoder isal_decoder(generator, c.k, lost);
-
-  const auto decode = [&] { codec.reconstruct(decode_ptrs, len, erased); };
-  const auto decode_uncached = [&] {
-    codec.clear_decode_cache();
-    codec.reconstruct(decode_ptrs, len, erased);
-  };
-  const auto isal_decode = [&] { isal_decoder.decode(survivors.data(), isal_outs.data(), len); };
-  decode_uncached();
-  isal_decode();
-  for (std::size_t i = 0; i < lost; ++i)
-    if (!std::equal(ptrs[i], ptrs[i] + len, rebuilt[i].data()) || !std::equal(ptrs[i], ptrs[i] + len, isal_outs[i]))
-      throw std::runtime_error("rs decode did not give back data shard " + std::to_string(i));
-
-  const std::string isal_decode_name = IsalMatrixEncoder::name("gf_invert_matrix+ec_init_tables+ec_encode_data");
-  for (const bool cached : {true, false}) {
-    Record r = base(cached ? "decode" : "decode_uncached");
-    r["lost"] = lost;
-    const Comparison res =
-        measure_against(cached ? std::function<void()>(decode) : std::function<void()>(decode_uncached), isal_decode,
-                        data_bytes, common.seconds);
-    r["checked_against"] = "original";
-    r["gb_per_s"] = res.gb_per_s;
-    r["anchor"] = isal_decode_name;
-    r["anchor_gb_per_s"] = res.anchor_gb_per_s;
-    reporter.emit(std::move(r));
-  }
-}
+  Code c_;
+  const Settings& s_;
+  std::size_t lost_;
+  rs::Codec codec_;
+  std::vector<unsigned char> generator_;
+  IsalMatrixEncoder isal_encoder_;
+  std::deque<HostBuffer> buffers_;
+  std::vector<std::uint8_t*> ptrs_, isal_parity_;
+};
 
 }  // namespace
 
@@ -186,18 +193,23 @@ int run_rs(int argc, char** argv) {
   Settings s;
   std::size_t k = 0, m = 0;
   std::string matrix = "cauchy", backend = "cpu";
+  bool sweep = false, no_uncached = false;
   po::options_description desc("ncast-bench rs options");
-  desc.add_options()("k", po::value(&k), "data shards (with --m; default: the cases 8+3 10+4 16+4 32+8 128+32)")(
+  desc.add_options()("k", po::value(&k),
+                     "data shards (with --m; default: 4+2 6+3 8+3 10+4 12+4 16+4 17+3 32+8 128+32)")(
       "m", po::value(&m), "parity shards")("shard", po::value(&s.shard)->default_value(s.shard), "bytes per shard")(
       "matrix", po::value(&matrix)->default_value(matrix), "cauchy | vandermonde")(
       "backend", po::value(&backend)->default_value(backend), "auto | cpu | cuda")(
-      "lost", po::value(&s.lost), "data shards lost in the decode cases (default: min(m, k))");
+      "lost", po::value(&s.lost), "data shards lost in the decode cases (default: min(m, k))")(
+      "sweep", po::bool_switch(&sweep), "every code at 4 KiB, 64 KiB and 1 MiB shards (instead of --shard)")(
+      "no-uncached", po::bool_switch(&no_uncached), "skip the decode case that clears the decode-matrix cache");
   add_common_options(desc, common);
   if (!parse_options(argc, argv, "usage: ncast-bench rs [--k K --m M] [options]", desc, common)) return 0;
 
   const auto kind = rs::parse_matrix_kind(matrix);
   if (!kind || *kind == rs::MatrixKind::custom) throw po::error("--matrix must be cauchy or vandermonde");
   s.matrix = *kind;
+  s.uncached = !no_uncached;
   const auto b = parse_backend(backend);
   if (!b) throw po::error("--backend must be auto, cpu or cuda");
   s.backend = *b;
@@ -214,7 +226,15 @@ int run_rs(int argc, char** argv) {
   }
 
   Reporter reporter(common);
-  for (Code c : codes) run_code(c, s, common, reporter);
+  const std::vector<std::size_t> shards = sweep ? kSweepShards : std::vector<std::size_t>{s.shard};
+  for (Code c : codes)
+    for (std::size_t shard : shards) {
+      Settings at = s;
+      at.shard = shard;
+      CodeCase run(c, at, common.seed);
+      run.run_encode(common, reporter);
+      run.run_decode(common, reporter, at.uncached);
+    }
   return 0;
 }
 
