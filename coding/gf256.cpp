@@ -9,19 +9,14 @@ struct ProductTable {
   std::array<std::array<std::uint8_t, 256>, 256> row{};
 };
 
-// Built on first use rather than at compile time: its 65,536 products exceed clang's constexpr step
-// limit, so clang-based tools could not parse this file.
-ProductTable make_product_table() {
+consteval ProductTable make_product_table() {
   ProductTable t;
   for (unsigned c = 0; c < 256; ++c)
     for (unsigned x = 0; x < 256; ++x) t.row[c][x] = mul(static_cast<std::uint8_t>(c), static_cast<std::uint8_t>(x));
   return t;
 }
 
-const ProductTable& products() {
-  static const ProductTable table = make_product_table();
-  return table;
-}
+constexpr ProductTable kProducts = make_product_table();
 
 }  // namespace
 
@@ -42,6 +37,6 @@ std::uint8_t pow(std::uint8_t a, unsigned e) {
   return kLogExp.exp[(kLogExp.log[a] * static_cast<unsigned long long>(e)) % 255];
 }
 
-const std::uint8_t* mul_row(std::uint8_t c) { return products().row[c].data(); }
+const std::uint8_t* mul_row(std::uint8_t c) { return kProducts.row[c].data(); }
 
 }  // namespace ncast::gf
