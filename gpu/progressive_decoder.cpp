@@ -139,7 +139,7 @@ std::size_t ProgressiveDecoder::add(std::span<const Arrival> arrivals, std::span
                                 std::to_string(outcomes.size()) + " outcomes");
   // Validate (as the CPU decoder does) and queue per generation, in arrival order.
   explicit_.clear();
-  std::vector<std::pair<Generation*, std::vector<Queued>>> queues;
+  Round queues;
   std::unordered_map<Generation*, std::size_t> queue_of;
   for (std::size_t i = 0; i < arrivals.size(); ++i) {
     Outcome& out = outcomes[i] = Outcome{};
@@ -182,7 +182,7 @@ std::size_t ProgressiveDecoder::add(std::span<const Arrival> arrivals, std::span
   std::vector<std::size_t> taken(queues.size(), 0);
   for (bool more = true; more;) {
     more = false;
-    std::vector<std::pair<Generation*, std::vector<Queued>>> round;
+    Round round;
     for (std::size_t k = 0; k < queues.size(); ++k) {
       const auto& [g, items] = queues[k];
       if (taken[k] == items.size()) continue;
@@ -197,17 +197,37 @@ std::size_t ProgressiveDecoder::add(std::span<const Arrival> arrivals, std::span
   return completed;
 }
 
-void ProgressiveDecoder::run_round(const std::vector<std::pair<Generation*, std::vector<Queued>>>& round,
-                                   std::span<const Arrival> arrivals, std::span<Outcome> outcomes,
+void ProgressiveDecoder::run_round(const Round& round, std::span<const Arrival> arrivals, std::span<Outcome> outcomes,
                                    std::size_t& completed) {
-  std::size_t rows = 0, max_len = 0;
-  std::uint32_t max_n = 0, max_count = 0;
+  const RoundShape shape = reserve_round(round);
+  stage_arrivals(round, arrivals, shape);
+  eliminate(round, shape);
+  update_slots(round, shape);
+  std::size_t row = 0;
   for (const auto& [g, items] : round) {
-    rows += items.size();
-    max_len = std::max(max_len, g->layout.symbol_size());
-    max_n = std::max(max_n, static_cast<std::uint32_t>(g->layout.n()));
-    max_count = std::max(max_count, static_cast<std::uint32_t>(items.size()));
+    for (const Queued& q : items) {
+      Outcome& out = outcomes[q.arrival];
+      if (host_flags_.get()[row++] != 0) {
+        out.status = Status::innovative;
+        out.completed = ++g->rank == g->layout.n();
+        completed += out.completed;
+      } else {
+        out.status = Status::non_innovative;
+        ++g->non_innovative;
+      }
+    }
   }
+}
+
+ProgressiveDecoder::RoundShape ProgressiveDecoder::reserve_round(const Round& round) {
+  RoundShape shape;
+  for (const auto& [g, items] : round) {
+    shape.rows += items.size();
+    shape.max_len = std::max(shape.max_len, g->layout.symbol_size());
+    shape.max_n = std::max(shape.max_n, static_cast<std::uint32_t>(g->layout.n()));
+    shape.max_count = std::max(shape.max_count, static_cast<std::uint32_t>(items.size()));
+  }
+  const std::size_t rows = shape.rows, max_len = shape.max_len;
   reserve(payloads_, rows, max_len, "decoder payload staging");
   reserve(combined_, rows, max_len, "decoder reduced payloads");
   reserve(coefs_, rows, kVectorBytes, "decoder coefficient staging");
@@ -223,13 +243,19 @@ void ProgressiveDecoder::run_round(const std::vector<std::pair<Generation*, std:
   reserve(jobs_, round.size() * sizeof(detail::EliminateJob), "decoder jobs");
   reserve(host_flags_, rows, "decoder results");
   reserve(flags_, rows, "decoder results");
-  const std::size_t vector_pitch = coefs_.pitch();
-  if (reduced_.pitch() != vector_pitch || new_rows_.pitch() != vector_pitch)
+  if (reduced_.pitch() != coefs_.pitch() || new_rows_.pitch() != coefs_.pitch())
     throw std::logic_error("GPU progressive decoder: coefficient staging pitches differ");
+  return shape;
+}
 
-  // Stage payloads, explicit vectors and the requests for seeded ones (n = 0 leaves a row alone).
+// Stages payloads, explicit vectors and the requests for seeded ones (n = 0 leaves a row alone), and
+// draws the seeded coefficients on the device.
+void ProgressiveDecoder::stage_arrivals(const Round& round, std::span<const Arrival> arrivals,
+                                        const RoundShape& shape) {
+  const std::size_t rows = shape.rows, vector_pitch = coefs_.pitch();
   auto* requests = reinterpret_cast<CoefficientRequest*>(host_requests_.get());
   std::vector<Copy> copies;
+  copies.reserve(rows);
   std::size_t row = 0, bytes = 0;
   for (const auto& [g, items] : round) {
     const std::size_t n = g->layout.n(), len = g->layout.symbol_size();
@@ -256,12 +282,17 @@ void ProgressiveDecoder::run_round(const std::vector<std::pair<Generation*, std:
         "copying coefficients to the device");
   check(cudaMemcpyAsync(requests_.get(), requests, rows * sizeof(CoefficientRequest), cudaMemcpyHostToDevice, stream),
         "copying coefficient requests to the device");
-  draw_coefficients(reinterpret_cast<const CoefficientRequest*>(requests_.get()), rows, max_n, coefs_.ref(), stream);
+  draw_coefficients(reinterpret_cast<const CoefficientRequest*>(requests_.get()), rows, shape.max_n, coefs_.ref(),
+                    stream);
+}
 
-  // Components along the held rows (none while nothing is held), then the elimination kernel.
+// Components along the held rows (none while nothing is held), then the elimination kernel.
+void ProgressiveDecoder::eliminate(const Round& round, const RoundShape& shape) {
+  const std::size_t vector_pitch = coefs_.pitch();
+  const cudaStream_t stream = stream_.get();
   auto* jobs = reinterpret_cast<detail::EliminateJob*>(host_jobs_.get());
   reduce_.clear();
-  row = 0;
+  std::size_t row = 0;
   for (std::size_t k = 0; k < round.size(); ++k) {
     Generation& g = *round[k].first;
     const std::size_t n = g.layout.n(), count = round[k].second.size(), held = g.rank > 0 ? n : 0;
@@ -286,16 +317,21 @@ void ProgressiveDecoder::run_round(const std::vector<std::pair<Generation*, std:
   reduce_.multiply(options_.kernel, false, stream);
   check(cudaMemcpyAsync(jobs_.get(), jobs, round.size() * sizeof(detail::EliminateJob), cudaMemcpyHostToDevice, stream),
         "copying elimination jobs to the device");
-  detail::launch_eliminate(reinterpret_cast<const detail::EliminateJob*>(jobs_.get()), round.size(), max_n, max_count,
-                           stream);
+  detail::launch_eliminate(reinterpret_cast<const detail::EliminateJob*>(jobs_.get()), round.size(), shape.max_n,
+                           shape.max_count, stream);
+}
 
-  // The payload side: each new reduced payload from the held slots and the round's raw payloads, then
-  // every slot plus its mix of them (the held slots lose their components along the new rows, empty
-  // slots that became pivots take theirs), and the coefficient rows likewise.
+// The payload side: each new reduced payload from the held slots and the round's raw payloads, then
+// every slot plus its mix of them (the held slots lose their components along the new rows, empty
+// slots that became pivots take theirs), and the coefficient rows likewise; then the round's results
+// come back to the host.
+void ProgressiveDecoder::update_slots(const Round& round, const RoundShape& shape) {
+  const std::size_t vector_pitch = coefs_.pitch();
+  const cudaStream_t stream = stream_.get();
   from_slots_.clear();
   from_payloads_.clear();
   apply_.clear();
-  row = 0;
+  std::size_t row = 0;
   for (std::size_t k = 0; k < round.size(); ++k) {
     Generation& g = *round[k].first;
     const std::size_t n = g.layout.n(), len = g.layout.symbol_size(), count = round[k].second.size();
@@ -315,24 +351,9 @@ void ProgressiveDecoder::run_round(const std::vector<std::pair<Generation*, std:
   from_slots_.multiply(options_.kernel, false, stream);
   from_payloads_.multiply(options_.kernel, true, stream);
   apply_.multiply(options_.kernel, true, stream);
-  check(cudaMemcpyAsync(host_flags_.get(), flags_.get(), rows, cudaMemcpyDeviceToHost, stream),
+  check(cudaMemcpyAsync(host_flags_.get(), flags_.get(), shape.rows, cudaMemcpyDeviceToHost, stream),
         "reading decoder results");
   stream_.synchronize("decoding a round of arrivals");
-
-  row = 0;
-  for (const auto& [g, items] : round) {
-    for (const Queued& q : items) {
-      Outcome& out = outcomes[q.arrival];
-      if (host_flags_.get()[row++] != 0) {
-        out.status = Status::innovative;
-        out.completed = ++g->rank == g->layout.n();
-        completed += out.completed;
-      } else {
-        out.status = Status::non_innovative;
-        ++g->non_innovative;
-      }
-    }
-  }
 }
 
 }  // namespace ncast::gpu

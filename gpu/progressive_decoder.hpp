@@ -83,9 +83,20 @@ class ProgressiveDecoder {
     bool seeded;          // coefficients drawn on the device; else resolved on the host:
     std::size_t coefs;    // the offset of its n coefficients in explicit_
   };
+  using Round = std::vector<std::pair<Generation*, std::vector<Queued>>>;
+  // The extent of a round: its rows (arrivals) and the largest generation and symbol in it.
+  struct RoundShape {
+    std::size_t rows = 0, max_len = 0;
+    std::uint32_t max_n = 0, max_count = 0;
+  };
   Generation& find(std::uint32_t id) const;
-  void run_round(const std::vector<std::pair<Generation*, std::vector<Queued>>>& round,
-                 std::span<const Arrival> arrivals, std::span<Outcome> outcomes, std::size_t& completed);
+  // One round, in the order its steps run on the stream.
+  void run_round(const Round& round, std::span<const Arrival> arrivals, std::span<Outcome> outcomes,
+                 std::size_t& completed);
+  RoundShape reserve_round(const Round& round);
+  void stage_arrivals(const Round& round, std::span<const Arrival> arrivals, const RoundShape& shape);
+  void eliminate(const Round& round, const RoundShape& shape);
+  void update_slots(const Round& round, const RoundShape& shape);
 
   ProgressiveOptions options_;
   std::map<std::uint32_t, std::unique_ptr<Generation>> generations_;
