@@ -93,8 +93,9 @@ double host_gb_per_s(const std::function<void()>& call, double bytes_per_call, d
 }
 
 std::vector<std::uint8_t> random_device_fill(gpu::DeviceMatrix& m, std::uint64_t seed) {
-  const auto bytes = random_bytes(m.rows() * m.cols(), seed);
+  auto bytes = random_bytes(m.rows() * m.cols(), seed);
   std::vector<const std::uint8_t*> rows;
+  rows.reserve(m.rows());
   for (std::size_t i = 0; i < m.rows(); ++i) rows.push_back(bytes.data() + i * m.cols());
   m.upload(rows.data());
   gpu::check(cudaDeviceSynchronize(), "uploading benchmark data");
@@ -112,15 +113,18 @@ void run_device_case(const std::string& name, std::size_t n, std::size_t m, std:
 
   // The CPU engine's answer for a sample of the outputs: the first 8 rows and the last.
   std::vector<std::size_t> sample_rows;
+  sample_rows.reserve(9);
   for (std::size_t i = 0; i < std::min<std::size_t>(8, m); ++i) sample_rows.push_back(i);
   if (m > 8) sample_rows.push_back(m - 1);
   std::vector<std::uint8_t> sample_coefs;
   for (std::size_t i : sample_rows)
     sample_coefs.insert(sample_coefs.end(), coef_bytes.begin() + i * n, coef_bytes.begin() + (i + 1) * n);
   std::vector<const std::uint8_t*> src_rows;
+  src_rows.reserve(n);
   for (std::size_t j = 0; j < n; ++j) src_rows.push_back(src_bytes.data() + j * len);
   std::vector<std::vector<std::uint8_t>> want(sample_rows.size(), std::vector<std::uint8_t>(len));
   std::vector<std::uint8_t*> want_rows;
+  want_rows.reserve(want.size());
   for (auto& w : want) want_rows.push_back(w.data());
   CpuEngine().multiply(sample_coefs.data(), sample_rows.size(), n, src_rows.data(), want_rows.data(), len, false);
 
@@ -197,6 +201,8 @@ void run_host_rs_case(std::size_t k, std::size_t m, std::size_t len, const std::
       pool.emplace_back([&, c0, c1] {
         std::vector<const std::uint8_t*> s;
         std::vector<std::uint8_t*> d;
+        s.reserve(ins.size());
+        d.reserve(isal_outs.size());
         for (auto* p : ins) s.push_back(p + c0);
         for (auto* p : isal_outs) d.push_back(p + c0);
         isal.encode(s.data(), d.data(), c1 - c0);
@@ -290,51 +296,75 @@ void run_batch_encode_case(std::size_t segments, const CommonOptions& common, Re
   reporter.emit(std::move(r));
 }
 
+// `count` device-resident generations of n × len: random coefficients and sources, their coded
+// payloads (on the device and on the host), and a decode job for each.
+struct DecodeGenerations {
+  std::vector<gpu::DeviceMatrix> coefs, sources, payloads, outs;
+  std::vector<std::vector<std::uint8_t>> host_coefs, host_payloads, host_sources;
+  std::vector<gpu::DecodeJob> jobs;
+};
+
+DecodeGenerations make_decode_generations(std::size_t count, std::size_t n, std::size_t len, std::uint64_t seed,
+                                          gpu::Stream& stream) {
+  DecodeGenerations d;
+  for (auto* v : {&d.coefs, &d.sources, &d.payloads, &d.outs}) v->reserve(count);
+  d.jobs.reserve(count);
+  for (std::size_t g = 0; g < count; ++g) {
+    d.coefs.emplace_back(n, n, "benchmark coefficients");
+    d.sources.emplace_back(n, len, "benchmark sources");
+    d.payloads.emplace_back(n, len, "benchmark payloads");
+    d.outs.emplace_back(n, len, "benchmark outputs");
+    d.host_coefs.push_back(random_device_fill(d.coefs.back(), seed + 2 * g));
+    d.host_sources.push_back(random_device_fill(d.sources.back(), seed + 2 * g + 1));
+    gpu::multiply(Kernel::prmt, {d.coefs.back().cref(), d.sources.back().cref(), d.payloads.back().ref()}, false,
+                  stream.get());
+    d.host_payloads.emplace_back(n * len);
+    std::vector<std::uint8_t*> rows;
+    rows.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) rows.push_back(d.host_payloads.back().data() + i * len);
+    d.payloads.back().download(rows.data(), stream.get());
+    d.jobs.push_back({d.coefs.back().cref(), d.payloads.back().cref(), d.outs.back().ref()});
+  }
+  stream.synchronize("preparing the decode benchmark");
+  return d;
+}
+
+// Every generation a decoder decodes comes out as its sources, into outputs poisoned first.
+void check_batch_decoder(gpu::BatchDecoder& decoder, DecodeGenerations& d, std::size_t n, std::size_t len,
+                         gpu::Stream& stream) {
+  for (auto& o : d.outs)
+    gpu::check(cudaMemset2D(o.ref().data, o.pitch(), 0xA5, o.cols(), o.rows()), "poisoning outputs");
+  gpu::check(cudaDeviceSynchronize(), "poisoning outputs");
+  const auto ok = decoder.decode(d.jobs, stream.get());
+  for (std::size_t g = 0; g < d.jobs.size(); ++g) {
+    if (!ok[g]) continue;  // a singular draw (p ≈ 1/256) is decoded by nobody
+    std::vector<std::uint8_t> got(n * len);
+    std::vector<std::uint8_t*> rows;
+    rows.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) rows.push_back(got.data() + i * len);
+    d.outs[g].download(rows.data(), stream.get());
+    stream.synchronize("checking the decode");
+    if (got != d.host_sources[g])
+      throw std::runtime_error("GPU decode of generation " + std::to_string(g) + " is wrong");
+  }
+}
+
 // Batched decode of `count` device-resident generations of n=128 × 4096 bytes (inverse, then
 // multiply), and one generation alone (its latency); beside the CPU's progressive rlnc::Decoder on
 // every hardware thread of this host decoding the same symbols.
 void run_decode_case(std::size_t count, const CommonOptions& common, Reporter& reporter) {
   constexpr std::size_t n = 128, len = 4096;
-  std::vector<gpu::DeviceMatrix> coefs, sources, payloads, outs;
-  std::vector<std::vector<std::uint8_t>> host_coefs, host_payloads, host_sources;
-  std::vector<gpu::DecodeJob> jobs;
   gpu::Stream stream;
-  for (std::size_t g = 0; g < count; ++g) {
-    coefs.emplace_back(n, n, "benchmark coefficients");
-    sources.emplace_back(n, len, "benchmark sources");
-    payloads.emplace_back(n, len, "benchmark payloads");
-    outs.emplace_back(n, len, "benchmark outputs");
-    host_coefs.push_back(random_device_fill(coefs.back(), common.seed + 2 * g));
-    host_sources.push_back(random_device_fill(sources.back(), common.seed + 2 * g + 1));
-    gpu::multiply(Kernel::prmt, {coefs.back().cref(), sources.back().cref(), payloads.back().ref()}, false,
-                  stream.get());
-    host_payloads.emplace_back(n * len);
-    std::vector<std::uint8_t*> rows;
-    for (std::size_t i = 0; i < n; ++i) rows.push_back(host_payloads.back().data() + i * len);
-    payloads.back().download(rows.data(), stream.get());
-    jobs.push_back({coefs.back().cref(), payloads.back().cref(), outs.back().ref()});
-  }
-  stream.synchronize("preparing the decode benchmark");
+  DecodeGenerations gens = make_decode_generations(count, n, len, common.seed, stream);
+  const auto& host_coefs = gens.host_coefs;
+  const auto& host_payloads = gens.host_payloads;
+  auto& jobs = gens.jobs;
 
   // The decoder with the automatic product kernel, and with the prmt product for comparison; each
   // checked against the sources before it is timed.
   gpu::BatchDecoder decoder, prmt_decoder(Kernel::prmt), bitslice_decoder(Kernel::bitslice);
-  for (gpu::BatchDecoder* d : {&decoder, &prmt_decoder, &bitslice_decoder}) {
-    for (auto& o : outs)
-      gpu::check(cudaMemset2D(o.ref().data, o.pitch(), 0xA5, o.cols(), o.rows()), "poisoning outputs");
-    gpu::check(cudaDeviceSynchronize(), "poisoning outputs");
-    const auto ok = d->decode(jobs, stream.get());
-    for (std::size_t g = 0; g < count; ++g) {
-      if (!ok[g]) continue;  // a singular draw (p ≈ 1/256) is decoded by nobody
-      std::vector<std::uint8_t> got(n * len);
-      std::vector<std::uint8_t*> rows;
-      for (std::size_t i = 0; i < n; ++i) rows.push_back(got.data() + i * len);
-      outs[g].download(rows.data(), stream.get());
-      stream.synchronize("checking the decode");
-      if (got != host_sources[g])
-        throw std::runtime_error("GPU decode of generation " + std::to_string(g) + " is wrong");
-    }
-  }
+  for (gpu::BatchDecoder* d : {&decoder, &prmt_decoder, &bitslice_decoder})
+    check_batch_decoder(*d, gens, n, len, stream);
 
   // The CPU decodes the same symbols (explicit coefficient vectors), generations spread over threads.
   const rlnc::GenerationLayout layout(n, len, n * len);
@@ -395,6 +425,28 @@ void run_decode_case(std::size_t count, const CommonOptions& common, Reporter& r
   }
 }
 
+// The seeds of generation g of the progressive case.
+rlnc::SeedContext progressive_seeds(std::size_t g) {
+  return rlnc::SeedContext{rlnc::coefficient_seed(2, 3), static_cast<std::uint32_t>(g)};
+}
+
+// `per_generation` seeded dense coded symbols of each block, encoded on `threads` threads.
+std::vector<std::vector<rlnc::CodedSymbol>> encode_generations(const std::vector<rlnc::SourceBlock>& blocks,
+                                                               std::size_t per_generation, unsigned threads) {
+  std::vector<std::vector<rlnc::CodedSymbol>> symbols(blocks.size());
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (std::size_t g = t; g < blocks.size(); g += threads) {
+        const rlnc::Encoder encoder(blocks[g], progressive_seeds(g), {.systematic = false});
+        symbols[g].reserve(per_generation);
+        for (std::uint32_t i = 0; i < per_generation; ++i) symbols[g].push_back(encoder.produce(i));
+      }
+    });
+  for (auto& t : pool) t.join();
+  return symbols;
+}
+
 // Progressive decode of `count` generations (n=128 × 4096 bytes) on the device, as a swarm's peers
 // receive: seeded dense coded symbols (n + 2 per generation) arriving 32 per generation at a time
 // for all generations at once; timed from the first arrival to the last generation's completion
@@ -406,21 +458,7 @@ void run_progressive_case(std::size_t count, const CommonOptions& common, Report
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   std::vector<rlnc::SourceBlock> blocks;
   for (std::size_t g = 0; g < count; ++g) blocks.emplace_back(layout, random_bytes(n * len, common.seed + g));
-  auto seeds_of = [&](std::size_t g) {
-    return rlnc::SeedContext{rlnc::coefficient_seed(2, 3), static_cast<std::uint32_t>(g)};
-  };
-  std::vector<std::vector<rlnc::CodedSymbol>> symbols(count);
-  {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t)
-      pool.emplace_back([&, t] {
-        for (std::size_t g = t; g < count; g += threads) {
-          const rlnc::Encoder encoder(blocks[g], seeds_of(g), {.systematic = false});
-          for (std::uint32_t i = 0; i < n + extra; ++i) symbols[g].push_back(encoder.produce(i));
-        }
-      });
-    for (auto& t : pool) t.join();
-  }
+  const auto symbols = encode_generations(blocks, n + extra, threads);
 
   gpu::ProgressiveDecoder decoder;
   std::vector<std::vector<gpu::ProgressiveDecoder::Arrival>> calls;
@@ -432,7 +470,7 @@ void run_progressive_case(std::size_t count, const CommonOptions& common, Report
   }
   std::vector<gpu::ProgressiveDecoder::Outcome> outcomes;
   auto decode_all = [&] {
-    for (std::size_t g = 0; g < count; ++g) decoder.open(static_cast<std::uint32_t>(g), layout, seeds_of(g));
+    for (std::size_t g = 0; g < count; ++g) decoder.open(static_cast<std::uint32_t>(g), layout, progressive_seeds(g));
     using clock = std::chrono::steady_clock;
     const auto begin = clock::now();
     for (const auto& arrivals : calls) {
@@ -449,6 +487,7 @@ void run_progressive_case(std::size_t count, const CommonOptions& common, Report
       throw std::runtime_error("GPU progressive decode of generation " + std::to_string(g) + " is wrong");
   }
   std::vector<double> seconds;
+  seconds.reserve(5);
   for (int t = 0; t < 5; ++t) seconds.push_back(decode_all());
   std::nth_element(seconds.begin(), seconds.begin() + 2, seconds.end());
   const double bytes = static_cast<double>(count * n * len), rate = bytes / seconds[2] / 1e9;
@@ -459,7 +498,7 @@ void run_progressive_case(std::size_t count, const CommonOptions& common, Report
     for (unsigned t = 0; t < threads; ++t)
       pool.emplace_back([&, t] {
         for (std::size_t g = t; g < count; g += threads) {
-          rlnc::Decoder d(layout, cpu_out[g], seeds_of(g));
+          rlnc::Decoder d(layout, cpu_out[g], progressive_seeds(g));
           for (const auto& s : symbols[g]) d.add(s.view());
         }
       });
@@ -635,6 +674,7 @@ int run_gpu(int argc, char** argv) {
   std::cerr << "ncast-bench gpu: device " << devices.front().index << ": " << gpu::describe(devices.front()) << "\n";
 
   std::vector<Variant> variants;
+  variants.reserve(kernels.size());
   for (Kernel k : kernels) variants.push_back({k, std::nullopt});
   std::vector<Variant> rlnc_variants = variants;
   if (all_tiles)
