@@ -42,8 +42,7 @@ class Admission {
   Admission(const ServerConfig& config, const proto::Ed25519Identity& identity, net::UdpSocket& socket,
             ServerMetrics& metrics, const std::map<std::string, SymbolSource*>& streams, TimePoint started);
 
-  void on_hello(const proto::Prefix& prefix, std::span<std::uint8_t> datagram, const net::Address& from,
-                TimePoint now);
+  void on_hello(const proto::Prefix& prefix, std::span<std::uint8_t> datagram, const net::Address& from, TimePoint now);
   // The session this JOIN opens, its MANIFEST sent and a place counted in config.open_sessions (the
   // Server gives it back when the session closes); null when it opens none (answered or dropped).
   std::unique_ptr<Session> on_join(const proto::Prefix& prefix, std::span<std::uint8_t> datagram,
@@ -79,8 +78,7 @@ class Admission {
   std::optional<Terms> admissible(const ValidJoin& j, TimePoint now);
   // Counts the new session against max_sessions; false (rejected) when others took the last places.
   bool reserve_place(const ValidJoin& j, TimePoint now);
-  std::unique_ptr<Session> open_session(const ValidJoin& j, const Terms& terms, TimePoint now,
-                                        OpenSessions& sessions);
+  std::unique_ptr<Session> open_session(const ValidJoin& j, const Terms& terms, TimePoint now, OpenSessions& sessions);
   SessionConfig session_config(const proto::Join& join, const SymbolSource& source) const;
   static std::uint64_t new_session_id(const OpenSessions& sessions);
 
