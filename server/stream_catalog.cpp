@@ -23,7 +23,8 @@ std::vector<MediaStream*> StreamCatalog::all() const {
 }
 
 MediaStream& StreamCatalog::add(const std::string& name, bool live) {
-  if (name.empty() || name.size() > 255) throw std::invalid_argument("stream name '" + name + "' must be 1..255 octets");
+  if (name.empty() || name.size() > 255)
+    throw std::invalid_argument("stream name '" + name + "' must be 1..255 octets");
   for (const auto& s : streams_)
     if (s->info().name == name) throw std::invalid_argument("two streams are named '" + name + "'");
   StreamInfo info;
