@@ -95,83 +95,107 @@ bool UdpSocket::send_now(std::span<const std::uint8_t> datagram, const net::Addr
   return true;
 }
 
+// One sendmmsg call's worth of the queue: its messages, and the queue index of each one's first packet.
+struct UdpSocket::Batch {
+  mmsghdr msgs[kBatch];
+  iovec iovs[kBatch];
+  sockaddr_storage to[kBatch];
+  alignas(cmsghdr) char control[kBatch][CMSG_SPACE(sizeof(std::uint16_t))];
+  std::size_t first_packet[kBatch + 1];
+  std::size_t messages = 0;
+};
+
 bool UdpSocket::flush() {
-  const int fd = socket_.native_handle();
   while (queued_ > 0) {
-    // Group the queue into messages: runs of one destination and one size (the last may be shorter)
-    // become one GSO message.
-    mmsghdr msgs[kBatch];
-    iovec iovs[kBatch];
-    sockaddr_storage to[kBatch];
-    alignas(cmsghdr) char control[kBatch][CMSG_SPACE(sizeof(std::uint16_t))];
-    std::size_t first_packet[kBatch + 1];
-    std::size_t m = 0;
-    for (std::size_t p = 0; p < queued_;) {
-      std::size_t q = p + 1;
-      if (gso_) {
-        std::size_t bytes = tx_len_[p];
-        while (q < queued_ && q - p < kMaxGsoSegments && tx_to_[q] == tx_to_[p] && tx_len_[q - 1] == tx_len_[p] &&
-               tx_len_[q] <= tx_len_[p] && bytes + tx_len_[q] <= kMaxGsoBytes) {
-          bytes += tx_len_[q];
-          ++q;
-        }
-      }
-      std::memset(&msgs[m], 0, sizeof msgs[m]);
-      for (std::size_t i = p; i < q; ++i) iovs[i] = {tx_buffers_.data() + i * slot_size_, tx_len_[i]};
-      msgs[m].msg_hdr.msg_iov = &iovs[p];
-      msgs[m].msg_hdr.msg_iovlen = q - p;
-      msgs[m].msg_hdr.msg_name = &to[m];
-      msgs[m].msg_hdr.msg_namelen = tx_to_[p].to_sockaddr(to[m]);
-      if (q - p > 1) {
-        msgs[m].msg_hdr.msg_control = control[m];
-        msgs[m].msg_hdr.msg_controllen = sizeof control[m];
-        cmsghdr* c = CMSG_FIRSTHDR(&msgs[m].msg_hdr);
-        c->cmsg_level = SOL_UDP;
-        c->cmsg_type = UDP_SEGMENT;
-        c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
-        const std::uint16_t seg = static_cast<std::uint16_t>(tx_len_[p]);
-        std::memcpy(CMSG_DATA(c), &seg, sizeof seg);
-      }
-      first_packet[m] = p;
-      ++m;
-      p = q;
-    }
-    first_packet[m] = queued_;
-    ++counters_.sendmmsg_calls;
-    const int sent = ::sendmmsg(fd, msgs, static_cast<unsigned>(m), MSG_DONTWAIT);
-    std::size_t done_packets = 0;
-    if (sent < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
-        ++counters_.would_block;
-        return false;
-      }
-      if (first_packet[1] - first_packet[0] > 1 && (errno == EIO || errno == EINVAL || errno == EOPNOTSUPP)) {
-        // The device cannot segment: send packets one by one from now on.
-        gso_ = false;
-        continue;
-      }
-      // This message cannot be sent (e.g. no route): drop it rather than wedge the queue.
-      ++counters_.send_errors;
-      done_packets = first_packet[1];
-    } else {
-      done_packets = first_packet[sent];
-      for (int i = 0; i < sent; ++i) {
-        const std::size_t packets = first_packet[i + 1] - first_packet[i];
-        if (packets > 1) ++counters_.gso_sends;
-        counters_.packets_out += packets;
-        for (std::size_t k = first_packet[i]; k < first_packet[i + 1]; ++k) counters_.bytes_out += tx_len_[k];
-      }
-    }
-    // Move what is left to the front of the queue.
-    const std::size_t left = queued_ - done_packets;
-    if (left > 0 && done_packets > 0) {
-      std::memmove(tx_buffers_.data(), tx_buffers_.data() + done_packets * slot_size_, left * slot_size_);
-      std::move(tx_len_ + done_packets, tx_len_ + queued_, tx_len_);
-      std::move(tx_to_ + done_packets, tx_to_ + queued_, tx_to_);
-    }
-    queued_ = left;
+    Batch batch;
+    group(batch);
+    const auto done = send(batch);
+    if (!done) return false;
+    drop_front(*done);
   }
   return true;
+}
+
+std::size_t UdpSocket::run_end(std::size_t p) const {
+  // A run of one destination and one size (the last may be shorter) becomes one GSO message.
+  std::size_t q = p + 1;
+  if (!gso_) return q;
+  std::size_t bytes = tx_len_[p];
+  while (q < queued_ && q - p < kMaxGsoSegments && tx_to_[q] == tx_to_[p] && tx_len_[q - 1] == tx_len_[p] &&
+         tx_len_[q] <= tx_len_[p] && bytes + tx_len_[q] <= kMaxGsoBytes) {
+    bytes += tx_len_[q];
+    ++q;
+  }
+  return q;
+}
+
+void UdpSocket::group(Batch& batch) {
+  std::size_t m = 0;
+  for (std::size_t p = 0; p < queued_; ++m) {
+    const std::size_t q = run_end(p);
+    mmsghdr& msg = batch.msgs[m];
+    std::memset(&msg, 0, sizeof msg);
+    for (std::size_t i = p; i < q; ++i) batch.iovs[i] = {tx_buffers_.data() + i * slot_size_, tx_len_[i]};
+    msg.msg_hdr.msg_iov = &batch.iovs[p];
+    msg.msg_hdr.msg_iovlen = q - p;
+    msg.msg_hdr.msg_name = &batch.to[m];
+    msg.msg_hdr.msg_namelen = tx_to_[p].to_sockaddr(batch.to[m]);
+    if (q - p > 1) {
+      msg.msg_hdr.msg_control = batch.control[m];
+      msg.msg_hdr.msg_controllen = sizeof batch.control[m];
+      cmsghdr* c = CMSG_FIRSTHDR(&msg.msg_hdr);
+      c->cmsg_level = SOL_UDP;
+      c->cmsg_type = UDP_SEGMENT;
+      c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
+      const std::uint16_t seg = static_cast<std::uint16_t>(tx_len_[p]);
+      std::memcpy(CMSG_DATA(c), &seg, sizeof seg);
+    }
+    batch.first_packet[m] = p;
+    p = q;
+  }
+  batch.first_packet[m] = queued_;
+  batch.messages = m;
+}
+
+std::optional<std::size_t> UdpSocket::send(Batch& batch) {
+  ++counters_.sendmmsg_calls;
+  const int sent = ::sendmmsg(socket_.native_handle(), batch.msgs, static_cast<unsigned>(batch.messages), MSG_DONTWAIT);
+  if (sent >= 0) {
+    count_sent(batch, static_cast<std::size_t>(sent));
+    return batch.first_packet[sent];
+  }
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+    ++counters_.would_block;
+    return std::nullopt;
+  }
+  if (batch.first_packet[1] - batch.first_packet[0] > 1 && (errno == EIO || errno == EINVAL || errno == EOPNOTSUPP)) {
+    // The device cannot segment: send packets one by one from now on.
+    gso_ = false;
+    return 0;
+  }
+  // This message cannot be sent (e.g. no route): drop it rather than wedge the queue.
+  ++counters_.send_errors;
+  return batch.first_packet[1];
+}
+
+void UdpSocket::count_sent(const Batch& batch, std::size_t messages) {
+  for (std::size_t i = 0; i < messages; ++i) {
+    const std::size_t packets = batch.first_packet[i + 1] - batch.first_packet[i];
+    if (packets > 1) ++counters_.gso_sends;
+    counters_.packets_out += packets;
+    for (std::size_t k = batch.first_packet[i]; k < batch.first_packet[i + 1]; ++k) counters_.bytes_out += tx_len_[k];
+  }
+}
+
+void UdpSocket::drop_front(std::size_t packets) {
+  // Move what is left to the front of the queue.
+  const std::size_t left = queued_ - packets;
+  if (left > 0 && packets > 0) {
+    std::memmove(tx_buffers_.data(), tx_buffers_.data() + packets * slot_size_, left * slot_size_);
+    std::move(tx_len_ + packets, tx_len_ + queued_, tx_len_);
+    std::move(tx_to_ + packets, tx_to_ + queued_, tx_to_);
+  }
+  queued_ = left;
 }
 
 }  // namespace ncast::net

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -58,6 +59,17 @@ class UdpSocket {
   const SocketCounters& counters() const { return counters_; }
 
  private:
+  struct Batch;
+  // The queue index past the run of packets from p that one message carries.
+  std::size_t run_end(std::size_t p) const;
+  // The queue as sendmmsg messages.
+  void group(Batch& batch);
+  // Sends a batch: the packets done (sent, or dropped as unsendable); nullopt when the socket would block.
+  std::optional<std::size_t> send(Batch& batch);
+  void count_sent(const Batch& batch, std::size_t messages);
+  // Takes the first packets off the queue.
+  void drop_front(std::size_t packets);
+
   boost::asio::ip::udp::socket socket_;
   net::Address local_;
   bool gso_ = false, gro_ = false;

@@ -1,7 +1,7 @@
 #pragma once
 // Coded symbols of segments, produced in chunks by a ChunkCoder and shared by every session:
 // seeded symbol j of a segment is the same bytes for every peer, so it is coded once however many
-// peers receive it (Nuclei's streaming server, seed 002 section V.D). Segments are evicted least
+// peers receive it (docs/streaming.md, "Coded symbols are shared"). Segments are evicted least
 // recently used first when the cache exceeds its byte budget; an evicted chunk is simply coded again,
 // bit for bit the same, when asked for.
 #include <chrono>

@@ -66,7 +66,11 @@ LiveIngest::LiveIngest(asio::io_context& io, const std::filesystem::path& path, 
 }
 
 LiveIngest::~LiveIngest() {
-  stop();
+  try {
+    stop();
+  } catch (const boost::system::system_error&) {
+    // A timer's cancel() throws only when the reactor fails, and a destructor has no one to tell.
+  }
   if (!pipe_ && fd_ >= 0) ::close(fd_);
 }
 

@@ -1,9 +1,7 @@
 #include "server/server.hpp"
 
 #include <algorithm>
-#include <cstring>
-
-#include "protocol/handshake.hpp"
+#include <utility>
 
 namespace ncast::server {
 namespace asio = boost::asio;
@@ -26,16 +24,12 @@ std::size_t Server::JoinKeyHash::operator()(const JoinKey& k) const {
 Server::Server(asio::io_context& io, const ServerConfig& config, const proto::Ed25519Identity& identity)
     : io_(io),
       config_(config),
-      identity_(identity),
       socket_(io, config.listen, config.socket_buffer, config.max_datagram, config.reuse_port),
-      minter_(config.token_key ? proto::TokenMinter(*config.token_key, config.token_lifetime_s)
-                               : proto::TokenMinter(config.token_lifetime_s)),
-      retry_bucket_(config.retry_rate, std::max(1.0, config.retry_rate / 10)),
-      join_bucket_(config.join_rate, std::max(1.0, config.join_rate / 10)),
       rate_bucket_(config.max_rate, std::max(config.max_rate * 0.002, 64.0 * config.max_datagram)),
       timer_(io),
       housekeeping_timer_(io),
-      started_(Clock::now()) {
+      started_(Clock::now()),
+      admission_(config_, identity, socket_, metrics_, streams_, started_) {
   if (!config_.open_sessions) config_.open_sessions = std::make_shared<std::atomic<std::size_t>>(0);
   if (config_.pacing_tick <= std::chrono::microseconds::zero()) config_.pacing_tick = std::chrono::microseconds(1);
 }
@@ -56,10 +50,6 @@ void Server::start() {
   housekeeping(Clock::now());
 }
 
-std::uint32_t Server::now_seconds(TimePoint now) const {
-  return static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::seconds>(now - started_).count());
-}
-
 // ---- input ----
 
 void Server::read() {
@@ -78,7 +68,7 @@ void Server::on_datagram(std::span<std::uint8_t> d, const net::Address& from, Ti
   auto prefix = proto::parse_prefix(d);
   if (!prefix) return metrics_.drops.count(prefix.error());
   switch (prefix->type) {
-    case proto::PacketType::hello: return on_hello(*prefix, d, from, now);
+    case proto::PacketType::hello: return admission_.on_hello(*prefix, d, from, now);
     case proto::PacketType::join:
       if (prefix->version != proto::kVersion) return metrics_.drops.count(proto::DropReason::bad_version);
       return on_join(*prefix, d, from, now);
@@ -91,171 +81,16 @@ void Server::on_datagram(std::span<std::uint8_t> d, const net::Address& from, Ti
   }
 }
 
-void Server::on_hello(const proto::Prefix& prefix, std::span<std::uint8_t> d, const net::Address& from, TimePoint now) {
-  ++metrics_.hellos;
-  metrics_.hello_bytes += d.size();
-  if (prefix.version != proto::kVersion) {
-    // Any version's HELLO is 64..1200 octets with the nonce at 4..19: answer with the versions we speak.
-    if (d.size() < proto::kMinHelloSize || d.size() > proto::kMaxClearSize)
-      return metrics_.drops.count(proto::DropReason::bad_version);
-    proto::Nonce nonce{};
-    std::memcpy(nonce.data(), d.data() + 4, nonce.size());
-    metrics_.drops.count(proto::DropReason::bad_version);
-    return send_reject(nonce, from, proto::RejectReason::unsupported_version, 0, d.size(), now);
-  }
-  auto hello = proto::decode_hello(prefix, d);
-  if (!hello) return metrics_.drops.count(hello.error());
-  if (!streams_.count(hello->stream))
-    return send_reject(hello->nonce, from, proto::RejectReason::unknown_stream, 0, d.size(), now);
-  send_retry(hello->nonce, from, d.size(), now);
-}
-
-bool Server::within_amplification_limit(std::size_t reply, std::size_t answered) {
-  // Before validation nothing may exceed three times what it answers (docs/protocol.md section 3).
-  if (reply <= 3 * answered) return true;
-  metrics_.drops.count(proto::DropReason::truncated);
-  return false;
-}
-
-void Server::send_retry(const proto::Nonce& nonce, const net::Address& from, std::size_t answered, TimePoint now) {
-  if (!retry_bucket_.take(now)) return metrics_.drops.count(proto::DropReason::rate_limited);
-  const auto token = minter_.mint(from, nonce, now_seconds(now));
-  const auto packet = proto::encode(proto::Retry{nonce, {token.begin(), token.end()}});
-  if (!within_amplification_limit(packet.size(), answered)) return;
-  if (socket_.send_now(packet, from)) {
-    ++metrics_.retries;
-    metrics_.retry_bytes += packet.size();
-  }
-}
-
-void Server::send_reject(const proto::Nonce& nonce, const net::Address& from, proto::RejectReason reason,
-                         std::uint32_t retry_after_ms, std::size_t answered, TimePoint now) {
-  if (!retry_bucket_.take(now)) return metrics_.drops.count(proto::DropReason::rate_limited);
-  proto::Reject r;
-  r.nonce = nonce;
-  r.reason = reason;
-  r.retry_after_ms = retry_after_ms;
-  if (reason == proto::RejectReason::unsupported_version) r.versions = {proto::kVersion};
-  const auto packet = proto::encode(r);
-  if (!within_amplification_limit(packet.size(), answered)) return;
-  if (socket_.send_now(packet, from)) {
-    ++metrics_.rejects;
-    metrics_.reject_bytes += packet.size();
-  }
-}
-
-SessionConfig Server::session_config(const proto::Join& join, const SymbolSource& source) const {
-  const StreamInfo& info = source.info();
-  SessionConfig c;
-  c.window = std::min<std::uint16_t>(join.window, config_.max_window);
-  c.share = join.share;
-  c.systematic = (join.flags & proto::join_flags::systematic) && source.can_send_systematic();
-  c.download = (join.flags & proto::join_flags::download) != 0;
-  const double share = join.share / static_cast<double>(proto::kFullShare);
-  // The bitrate is the media's; the datagrams carrying it are larger by their header and tag, so a
-  // paced peer gets at least the bitrate in payload (else it falls behind playback by that overhead).
-  const double framing = static_cast<double>(proto::coded_packet_size(0, info.symbol_size)) / info.symbol_size;
-  c.rate = !c.download && info.bitrate > 0 ? info.bitrate / 8.0 * (1.0 + config_.headroom) * share * framing
-                                           : config_.session_rate;
-  if (join.max_rate_kbps > 0) c.rate = std::min(c.rate, join.max_rate_kbps * 1000.0 / 8.0);
-  c.rate = std::max(c.rate, 1000.0);
-  c.max_datagram = std::min(join.max_datagram, config_.max_datagram);
-  c.burst = config_.pacing_burst;
-  c.max_ack_delay_ms = config_.max_ack_delay_ms;
-  if (!c.download && info.bitrate > 0) {
-    const double interval_ms = 1e3 * static_cast<double>(proto::coded_packet_size(0, info.symbol_size)) / c.rate;
-    const double paced = std::min<double>(kMaxPacedAckDelayMs, config_.paced_ack_packets * interval_ms);
-    c.max_ack_delay_ms = static_cast<std::uint16_t>(std::max<double>(c.max_ack_delay_ms, paced));
-  }
-  c.idle_timeout_ms = config_.idle_timeout_ms;
-  c.redundancy = config_.redundancy;
-  const std::uint32_t count = source.segment_count();
-  c.start_segment = join.start_segment == proto::kLiveEdge ? (count > 0 ? count - 1 : 0) : join.start_segment;
-  return c;
-}
-
-std::uint64_t Server::new_session_id() {
-  for (;;) {
-    std::uint8_t b[8];
-    proto::random_bytes(b);
-    std::uint64_t id = 0;
-    for (auto x : b) id = id << 8 | x;
-    if (id != 0 && !by_id_.count(id)) return id;
-  }
-}
-
 void Server::on_join(const proto::Prefix& prefix, std::span<std::uint8_t> d, const net::Address& from, TimePoint now) {
-  ++metrics_.joins;
-  auto join = proto::decode_join(prefix, d);
-  if (!join) return metrics_.drops.count(join.error());
-  if (!minter_.verify(join->token, from, join->nonce, now_seconds(now))) {
-    // Expired, or minted before a restart: a fresh token lets the peer carry on by itself.
-    metrics_.drops.count(proto::DropReason::bad_token);
-    send_retry(join->nonce, from, d.size(), now);
-    return;
-  }
-  // The address is validated from here on.
-  if (auto it = by_join_.find({from, join->nonce}); it != by_join_.end()) {
-    // A retransmitted JOIN: the MANIFEST was lost.
-    socket_.send_now(slots_[it->second].session->manifest(), from);
-    ++metrics_.manifests;
-    return;
-  }
-  auto stream = streams_.find(join->stream);
-  if (stream == streams_.end())
-    return send_reject(join->nonce, from, proto::RejectReason::unknown_stream, 0, d.size(), now);
-  const auto suite = proto::choose_suite(join->suites);
-  if (!suite) return send_reject(join->nonce, from, proto::RejectReason::no_suite, 0, d.size(), now);
-  if (config_.open_sessions->load(std::memory_order_relaxed) >= config_.max_sessions)
-    return send_reject(join->nonce, from, proto::RejectReason::busy, 1000, d.size(), now);
-  if (!join_bucket_.take(now)) {
-    metrics_.drops.count(proto::DropReason::rate_limited);
-    return send_reject(join->nonce, from, proto::RejectReason::busy, 100, d.size(), now);
-  }
-  // Servers sharing the limit may race for the last places: the count decides.
-  if (config_.open_sessions->fetch_add(1, std::memory_order_relaxed) >= config_.max_sessions) {
-    config_.open_sessions->fetch_sub(1, std::memory_order_relaxed);
-    return send_reject(join->nonce, from, proto::RejectReason::busy, 1000, d.size(), now);
-  }
-  SymbolSource& source = *stream->second;
-  const SessionConfig cfg = session_config(*join, source);
-  const StreamInfo& info = source.info();
-  // The largest CODED packet of the stream must fit: explicit coefficients travel unless we encode.
-  const std::size_t coefficients = source.can_send_systematic() ? 0 : info.n;
-  if (proto::coded_packet_size(coefficients, info.symbol_size) > cfg.max_datagram)
-    return send_reject(join->nonce, from, proto::RejectReason::bad_request, 0, d.size(), now);
+  if (auto session = admission_.on_join(prefix, d, from, now, *this)) add_session(std::move(session), now);
+}
 
-  proto::ManifestBody body;
-  body.server_id = info.server_id;
-  body.stream_id = info.stream_id;
-  body.name = info.name;
-  body.n = info.n;
-  body.symbol_size = info.symbol_size;
-  body.bitrate = info.bitrate;
-  body.segment_count = source.segment_count();
-  body.stream_flags = static_cast<std::uint8_t>((source.final() ? proto::stream_flags::final : 0) |
-                                                (info.live ? proto::stream_flags::live : 0));
-  body.start_segment = cfg.start_segment;
-  body.window = cfg.window;
-  body.share = cfg.share;
-  body.session_flags = static_cast<std::uint8_t>((cfg.systematic ? proto::join_flags::systematic : 0) |
-                                                 (cfg.download ? proto::join_flags::download : 0));
-  body.rate = static_cast<std::uint32_t>(std::min(cfg.rate * 8.0, 4.0e9));
-  body.max_datagram = cfg.max_datagram;
-  body.max_ack_delay_ms = cfg.max_ack_delay_ms;
-  body.idle_timeout_ms = cfg.idle_timeout_ms;
+const Session* Server::joined(const net::Address& from, const proto::Nonce& nonce) const {
+  const auto it = by_join_.find({from, nonce});
+  return it == by_join_.end() ? nullptr : slots_[it->second].session.get();
+}
 
-  const std::uint64_t id = new_session_id();
-  auto accept = proto::server_accept(d, *join, identity_, *suite, id, body);
-  if (!accept) {
-    config_.open_sessions->fetch_sub(1, std::memory_order_relaxed);
-    return metrics_.drops.count(proto::DropReason::malformed);  // a low-order public key
-  }
-  auto session = std::make_unique<Session>(id, from, join->nonce, source, accept->keys, cfg,
-                                           std::move(accept->manifest), static_cast<SessionObserver&>(*this), now);
-  socket_.send_now(session->manifest(), from);
-  ++metrics_.manifests;
-  ++metrics_.sessions_created;
+void Server::add_session(std::unique_ptr<Session> session, TimePoint now) {
   std::uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -264,9 +99,9 @@ void Server::on_join(const proto::Prefix& prefix, std::span<std::uint8_t> d, con
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
   }
+  by_id_[session->id()] = slot;
+  by_join_[{session->peer(), session->nonce()}] = slot;
   slots_[slot].session = std::move(session);
-  by_id_[id] = slot;
-  by_join_[{from, join->nonce}] = slot;
   schedule(slot, now);
 }
 
@@ -344,63 +179,19 @@ void Server::run_due(TimePoint now) {
   if (writable_wait_ || stopping_) return;
   if (!socket_.flush()) return wait_writable();
   rate_bucket_.refill(now);
-  const std::size_t max_packet = config_.max_datagram;
   std::size_t budget = kPacketsPerRun;
   while (!wakes_.empty() && wakes_.top().at <= now && budget > 0) {
     const Wake w = wakes_.top();
     wakes_.pop();
     if (!current(w)) continue;
     slots_[w.slot].due = TimePoint::max();
-    Session& s = *slots_[w.slot].session;
-    s.refill(now);
-    TimePoint next = TimePoint::max();
-    std::size_t turn = 0;
-    // A turn sends a whole burst, or it would send the burst's datagrams one wake-up each; near the
-    // end of a round, one datagram, and the next one a tick later at the earliest.
-    const bool single = s.one_at_a_time();
-    const std::size_t first = single ? max_packet : s.burst_bytes();
-    for (;; ++turn) {
-      if (turn == kPacketsPerTurn || budget == 0) {
-        next = now;  // others' turn; this one comes back in the same run if there is budget left
-        break;
-      }
-      if (single && turn == 1) {
-        next = std::max(now + 1us, s.pacing_ready(max_packet, now));
-        break;
-      }
-      if (!s.can_send(turn == 0 ? first : max_packet)) {
-        next = s.pacing_ready(first, now);
-        break;
-      }
-      if (!rate_bucket_.available(static_cast<double>(max_packet))) {
-        next = now + std::chrono::microseconds(
-                         static_cast<long>(1e6 * static_cast<double>(max_packet) / rate_bucket_.rate()) + 1);
-        break;
-      }
-      if (socket_.full() && !socket_.flush()) {
-        push_wake(w.slot, now);
-        return wait_writable();
-      }
-      const auto before = s.counters();
-      const std::size_t len = s.next_packet(socket_.slot(), now);
-      if (len == 0) {
-        next = s.next_wake(now);
-        if (next <= now) next = now + 1ms;
-        break;
-      }
-      const auto& after = s.counters();
-      metrics_.coded_packets += after.coded_sent - before.coded_sent;
-      metrics_.systematic_packets += after.systematic_sent - before.systematic_sent;
-      metrics_.segments_packets += after.segments_sent - before.segments_sent;
-      socket_.commit(len, s.peer());
-      s.spend(len);
-      rate_bucket_.spend(static_cast<double>(len));
-      --budget;
+    const TurnEnd end = take_turn(w.slot, budget, now);
+    if (end.blocked) {
+      push_wake(w.slot, now);
+      return wait_writable();
     }
-    // A turn that sent nothing must not come back at once: that would spin within this run.
-    if (turn == 0 && next <= now) next = now + 20us;
     // Later ones go onto the pacing grid; those due now come back within this run.
-    if (next != TimePoint::max()) push_wake(w.slot, next > now ? on_grid(next) : next);
+    if (end.next != TimePoint::max()) push_wake(w.slot, end.next > now ? on_grid(end.next) : end.next);
   }
   if (!socket_.flush()) return wait_writable();
   if (budget == 0) {
@@ -409,6 +200,60 @@ void Server::run_due(TimePoint now) {
     return;
   }
   arm_timer();
+}
+
+Server::TurnEnd Server::take_turn(std::uint32_t slot, std::size_t& budget, TimePoint now) {
+  Session& s = *slots_[slot].session;
+  s.refill(now);
+  // A turn sends a whole burst, or it would send the burst's datagrams one wake-up each; near the
+  // end of a round, one datagram, and the next one a tick later at the earliest.
+  const bool single = s.one_at_a_time();
+  const std::size_t first = single ? config_.max_datagram : s.burst_bytes();
+  std::size_t sent = 0;
+  TimePoint next;
+  for (;; ++sent) {
+    if (const auto limit = turn_limit(s, single, first, sent, budget, now)) {
+      next = *limit;
+      break;
+    }
+    if (socket_.full() && !socket_.flush()) return {now, true};
+    if (send_next(s, now) == 0) {
+      next = s.next_wake(now);
+      if (next <= now) next = now + 1ms;
+      break;
+    }
+    --budget;
+  }
+  // A turn that sent nothing must not come back at once: that would spin within this run.
+  if (sent == 0 && next <= now) next = now + 20us;
+  return {next, false};
+}
+
+std::optional<TimePoint> Server::turn_limit(const Session& s, bool single, std::size_t first, std::size_t sent,
+                                            std::size_t budget, TimePoint now) const {
+  const std::size_t max_packet = config_.max_datagram;
+  // Others' turn; this one comes back in the same run if there is budget left.
+  if (sent == kPacketsPerTurn || budget == 0) return now;
+  if (single && sent == 1) return std::max(now + 1us, s.pacing_ready(max_packet, now));
+  if (!s.can_send(sent == 0 ? first : max_packet)) return s.pacing_ready(first, now);
+  if (!rate_bucket_.available(static_cast<double>(max_packet)))
+    return now + std::chrono::microseconds(
+                     static_cast<long>(1e6 * static_cast<double>(max_packet) / rate_bucket_.rate()) + 1);
+  return std::nullopt;
+}
+
+std::size_t Server::send_next(Session& s, TimePoint now) {
+  const auto before = s.counters();
+  const std::size_t len = s.next_packet(socket_.slot(), now);
+  if (len == 0) return 0;
+  const auto& after = s.counters();
+  metrics_.coded_packets += after.coded_sent - before.coded_sent;
+  metrics_.systematic_packets += after.systematic_sent - before.systematic_sent;
+  metrics_.segments_packets += after.segments_sent - before.segments_sent;
+  socket_.commit(len, s.peer());
+  s.spend(len);
+  rate_bucket_.spend(static_cast<double>(len));
+  return len;
 }
 
 void Server::housekeeping(TimePoint now) {

@@ -7,8 +7,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include <array>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -23,56 +21,16 @@
 #include "net/address.hpp"
 #include "net/udp_socket.hpp"
 #include "protocol/crypto.hpp"
-#include "protocol/token.hpp"
+#include "server/admission.hpp"
 #include "server/metrics.hpp"
+#include "server/server_config.hpp"
 #include "server/session.hpp"
 #include "server/symbol_source.hpp"
 #include "server/token_bucket.hpp"
 
 namespace ncast::server {
 
-struct ServerConfig {
-  net::Address listen = net::Address::parse("127.0.0.1:7700");
-  std::uint16_t max_window = 16;
-  double redundancy = 0.02;
-  // Paced sessions send this much faster than the bitrate (beyond the measured loss), so that a peer
-  // that fell behind (a stall of the host, a late round, a loss estimate below the truth) catches up
-  // instead of staying behind for the rest of the stream; its window bounds how far ahead it gets.
-  double headroom = 0.08;
-  double session_rate = 100e6 / 8;  // octets/s: download sessions, and paced ones without a bitrate
-  double max_rate = 1e9 / 8;        // octets/s, all sessions together
-  std::uint16_t max_datagram = proto::kMinDatagram;
-  std::uint16_t max_ack_delay_ms = 5;
-  std::uint32_t idle_timeout_ms = 10000;
-  std::uint32_t token_lifetime_s = 30;
-  double retry_rate = 20000;  // RETRY and REJECT per second, all addresses together
-  double join_rate = 2000;    // sessions created per second
-  std::size_t max_sessions = 10000;
-  std::size_t socket_buffer = 4 << 20;
-  // Wake-ups for pacing are rounded up to this grid, so that the sessions due within one tick are
-  // served by one timer expiry and their packets leave in one sendmmsg. A session's token bucket holds
-  // at least two datagrams, so the rounding delays packets by less than a tick and costs no rate. It
-  // halves the server's CPU per packet at a few hundred paced peers; 1 µs is per-session timing.
-  std::chrono::microseconds pacing_tick{1000};
-  // A paced session waits until it may send this many datagrams, then sends them in a row: one UDP
-  // GSO message instead of several, and one wake-up and receive at the peer (with UDP GRO), for a
-  // delay of burst / rate (≈ 80 ms for 8 at 768 kbit/s) before the first of them. The end of each
-  // round still goes one datagram at a time (Session::one_at_a_time).
-  std::uint16_t pacing_burst = 8;
-  // A paced session's peer may hold back an ACK for up to this many of the session's packet intervals
-  // (at least max_ack_delay_ms, at most kMaxPacedAckDelayMs): at 768 kbit/s a peer then acknowledges
-  // about once a burst instead of every packet, and each ACK costs the server a receive and an AEAD open
-  // and the peer a send. A decoded segment is still acknowledged at once, so this delays no stop.
-  double paced_ack_packets = 8;
-  // Servers sharing a port: bind with SO_REUSEPORT, and mint and verify retry tokens with one key (a
-  // JOIN may reach another thread than its HELLO did) and count sessions against one max_sessions.
-  bool reuse_port = false;
-  std::optional<std::array<std::uint8_t, 32>> token_key;
-  std::shared_ptr<std::atomic<std::size_t>> open_sessions;
-};
-inline constexpr std::uint16_t kMaxPacedAckDelayMs = 100;
-
-class Server final : private SessionObserver {
+class Server final : private SessionObserver, private OpenSessions {
  public:
   Server(boost::asio::io_context& io, const ServerConfig& config, const proto::Ed25519Identity& identity);
   ~Server() override;
@@ -121,18 +79,17 @@ class Server final : private SessionObserver {
 
   void segment_completed(std::size_t sent, std::size_t n_s) override { metrics_.segment_completed(sent, n_s); }
 
+  // OpenSessions, for admission.
+  const Session* joined(const net::Address& from, const proto::Nonce& nonce) const override;
+  bool id_in_use(std::uint64_t id) const override { return by_id_.count(id) != 0; }
+  SessionObserver& observer() override { return *this; }
+
   void read();
   void on_datagram(std::span<std::uint8_t> datagram, const net::Address& from, TimePoint now);
-  void on_hello(const proto::Prefix& prefix, std::span<std::uint8_t> datagram, const net::Address& from, TimePoint now);
   void on_join(const proto::Prefix& prefix, std::span<std::uint8_t> datagram, const net::Address& from, TimePoint now);
   void on_protected(const proto::Prefix& prefix, std::span<std::uint8_t> datagram, const net::Address& from,
                     TimePoint now);
-  // answered: the size of the datagram being answered, which bounds the reply to an unvalidated address.
-  void send_retry(const proto::Nonce& nonce, const net::Address& from, std::size_t answered, TimePoint now);
-  void send_reject(const proto::Nonce& nonce, const net::Address& from, proto::RejectReason reason,
-                   std::uint32_t retry_after_ms, std::size_t answered, TimePoint now);
-  bool within_amplification_limit(std::size_t reply, std::size_t answered);
-  std::uint32_t now_seconds(TimePoint now) const;
+  void add_session(std::unique_ptr<Session> session, TimePoint now);
 
   // Wakes the session of slot at `at` (rounded up to the pacing grid) unless a wake-up at or before it is
   // pending.
@@ -142,18 +99,27 @@ class Server final : private SessionObserver {
   TimePoint on_grid(TimePoint at) const;
   void arm_timer();
   void run_due(TimePoint now);
+  // How one session's turn in a run ended: when it comes back (max(): only input wakes it), or that the
+  // socket would block.
+  struct TurnEnd {
+    TimePoint next;
+    bool blocked;
+  };
+  // Sends the session's datagrams due now, at most `budget` (which it lowers) and a turn's worth.
+  TurnEnd take_turn(std::uint32_t slot, std::size_t& budget, TimePoint now);
+  // When a turn that sent `sent` datagrams must stop before the next one; nullopt: it may send it.
+  std::optional<TimePoint> turn_limit(const Session& s, bool single, std::size_t first, std::size_t sent,
+                                      std::size_t budget, TimePoint now) const;
+  // Queues the session's next datagram on the socket and counts it; its length, 0 when it had none.
+  std::size_t send_next(Session& s, TimePoint now);
   void wait_writable();
   void housekeeping(TimePoint now);
   void close(std::uint32_t slot, CloseReason reason, bool say_bye);
-  std::uint64_t new_session_id();
-  SessionConfig session_config(const proto::Join& join, const SymbolSource& source) const;
 
   boost::asio::io_context& io_;
   ServerConfig config_;
-  const proto::Ed25519Identity& identity_;
   net::UdpSocket socket_;
-  proto::TokenMinter minter_;
-  TokenBucket retry_bucket_, join_bucket_, rate_bucket_;
+  TokenBucket rate_bucket_;
   std::map<std::string, SymbolSource*> streams_;
   std::vector<Entry> slots_;
   std::vector<std::uint32_t> free_slots_;
@@ -166,6 +132,7 @@ class Server final : private SessionObserver {
   bool writable_wait_ = false, stopping_ = false;
   ServerMetrics metrics_;
   std::chrono::steady_clock::time_point started_;
+  Admission admission_;
 };
 
 }  // namespace ncast::server

@@ -28,10 +28,8 @@ Session::Session(std::uint64_t id, const net::Address& peer, const proto::Nonce&
       seal_(keys.suite, keys.server_key, keys.server_iv, proto::Aead::Direction::seal),
       open_(keys.suite, keys.peer_key, keys.peer_iv, proto::Aead::Direction::open),
       peer_next_needed_(config.start_segment),
-      refilled_(now),
-      last_heard_(now) {
-  tokens_ = std::max(2.0 * config_.max_datagram, static_cast<double>(burst_bytes()));
-}
+      pacing_(rate(), bucket_size(), std::max(2.0 * config_.max_datagram, static_cast<double>(burst_bytes())), now),
+      last_heard_(now) {}
 
 // ---- input ----
 
@@ -343,9 +341,8 @@ double Session::bucket_size() const {
 }
 
 void Session::refill(TimePoint now) {
-  const double dt = std::chrono::duration<double>(now - refilled_).count();
-  refilled_ = now;
-  tokens_ = std::min(bucket_size(), tokens_ + dt * rate());
+  pacing_.set_limits(rate(), bucket_size());
+  pacing_.refill(now);
 }
 
 bool Session::one_at_a_time() const {
@@ -362,7 +359,7 @@ bool Session::one_at_a_time() const {
 TimePoint Session::pacing_ready(std::size_t bytes, TimePoint now) const {
   if (can_send(bytes)) return now;
   // Rounded up, and never now: a wait that truncated to zero would have the scheduler spin.
-  const double wait_ns = std::ceil(1e9 * (static_cast<double>(bytes) - tokens_) / rate());
+  const double wait_ns = std::ceil(1e9 * (static_cast<double>(bytes) - pacing_.tokens()) / rate());
   return now + std::chrono::nanoseconds(std::max<long long>(1000, static_cast<long long>(wait_ns)));
 }
 

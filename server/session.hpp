@@ -18,6 +18,7 @@
 #include "protocol/packets.hpp"
 #include "protocol/replay_window.hpp"
 #include "server/symbol_source.hpp"
+#include "server/token_bucket.hpp"
 
 namespace ncast::server {
 
@@ -83,8 +84,8 @@ class Session {
   // packets go one at a time (a download session is not slowed so).
   bool one_at_a_time() const;
   void refill(TimePoint now);
-  bool can_send(std::size_t bytes) const { return tokens_ >= static_cast<double>(bytes); }
-  void spend(std::size_t bytes) { tokens_ -= static_cast<double>(bytes); }
+  bool can_send(std::size_t bytes) const { return pacing_.available(static_cast<double>(bytes)); }
+  void spend(std::size_t bytes) { pacing_.spend(static_cast<double>(bytes)); }
   // When next_packet may next have something without new input; max() when only input can wake it.
   TimePoint next_wake(TimePoint now) const;
   TimePoint pacing_ready(std::size_t bytes, TimePoint now) const;
@@ -155,8 +156,7 @@ class Session {
 
   std::deque<Flight> flights_;  // increasing segments, within [base, base + window)
 
-  double tokens_ = 0;
-  TimePoint refilled_;
+  TokenBucket pacing_;  // octets
   TimePoint last_heard_;
   SessionCounters counters_;
 };

@@ -1,0 +1,231 @@
+#include "server/admission.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace ncast::server {
+
+Admission::Admission(const ServerConfig& config, const proto::Ed25519Identity& identity, net::UdpSocket& socket,
+                     ServerMetrics& metrics, const std::map<std::string, SymbolSource*>& streams, TimePoint started)
+    : config_(config),
+      identity_(identity),
+      socket_(socket),
+      metrics_(metrics),
+      streams_(streams),
+      started_(started),
+      minter_(config.token_key ? proto::TokenMinter(*config.token_key, config.token_lifetime_s)
+                               : proto::TokenMinter(config.token_lifetime_s)),
+      retry_bucket_(config.retry_rate, std::max(1.0, config.retry_rate / 10)),
+      join_bucket_(config.join_rate, std::max(1.0, config.join_rate / 10)) {}
+
+std::uint32_t Admission::now_seconds(TimePoint now) const {
+  return static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::seconds>(now - started_).count());
+}
+
+// ---- HELLO, RETRY, REJECT ----
+
+void Admission::on_hello(const proto::Prefix& prefix, std::span<std::uint8_t> d, const net::Address& from,
+                         TimePoint now) {
+  ++metrics_.hellos;
+  metrics_.hello_bytes += d.size();
+  if (prefix.version != proto::kVersion) {
+    // Any version's HELLO is 64..1200 octets with the nonce at 4..19: answer with the versions we speak.
+    if (d.size() < proto::kMinHelloSize || d.size() > proto::kMaxClearSize)
+      return metrics_.drops.count(proto::DropReason::bad_version);
+    proto::Nonce nonce{};
+    std::memcpy(nonce.data(), d.data() + 4, nonce.size());
+    metrics_.drops.count(proto::DropReason::bad_version);
+    return send_reject(nonce, from, proto::RejectReason::unsupported_version, 0, d.size(), now);
+  }
+  auto hello = proto::decode_hello(prefix, d);
+  if (!hello) return metrics_.drops.count(hello.error());
+  if (!streams_.count(hello->stream))
+    return send_reject(hello->nonce, from, proto::RejectReason::unknown_stream, 0, d.size(), now);
+  send_retry(hello->nonce, from, d.size(), now);
+}
+
+bool Admission::within_amplification_limit(std::size_t reply, std::size_t answered) {
+  // Before validation nothing may exceed three times what it answers (docs/protocol.md section 3).
+  if (reply <= 3 * answered) return true;
+  metrics_.drops.count(proto::DropReason::truncated);
+  return false;
+}
+
+void Admission::send_retry(const proto::Nonce& nonce, const net::Address& from, std::size_t answered, TimePoint now) {
+  if (!retry_bucket_.take(now)) return metrics_.drops.count(proto::DropReason::rate_limited);
+  const auto token = minter_.mint(from, nonce, now_seconds(now));
+  const auto packet = proto::encode(proto::Retry{nonce, {token.begin(), token.end()}});
+  if (!within_amplification_limit(packet.size(), answered)) return;
+  if (socket_.send_now(packet, from)) {
+    ++metrics_.retries;
+    metrics_.retry_bytes += packet.size();
+  }
+}
+
+void Admission::send_reject(const proto::Nonce& nonce, const net::Address& from, proto::RejectReason reason,
+                            std::uint32_t retry_after_ms, std::size_t answered, TimePoint now) {
+  if (!retry_bucket_.take(now)) return metrics_.drops.count(proto::DropReason::rate_limited);
+  proto::Reject r;
+  r.nonce = nonce;
+  r.reason = reason;
+  r.retry_after_ms = retry_after_ms;
+  if (reason == proto::RejectReason::unsupported_version) r.versions = {proto::kVersion};
+  const auto packet = proto::encode(r);
+  if (!within_amplification_limit(packet.size(), answered)) return;
+  if (socket_.send_now(packet, from)) {
+    ++metrics_.rejects;
+    metrics_.reject_bytes += packet.size();
+  }
+}
+
+// ---- JOIN ----
+
+std::unique_ptr<Session> Admission::on_join(const proto::Prefix& prefix, std::span<std::uint8_t> d,
+                                            const net::Address& from, TimePoint now, OpenSessions& sessions) {
+  ++metrics_.joins;
+  auto join = proto::decode_join(prefix, d);
+  if (!join) {
+    metrics_.drops.count(join.error());
+    return nullptr;
+  }
+  if (!minter_.verify(join->token, from, join->nonce, now_seconds(now))) {
+    // Expired, or minted before a restart: a fresh token lets the peer carry on by itself.
+    metrics_.drops.count(proto::DropReason::bad_token);
+    send_retry(join->nonce, from, d.size(), now);
+    return nullptr;
+  }
+  if (const Session* open = sessions.joined(from, join->nonce)) {
+    // A retransmitted JOIN: the MANIFEST was lost.
+    socket_.send_now(open->manifest(), from);
+    ++metrics_.manifests;
+    return nullptr;
+  }
+  const ValidJoin valid{std::move(*join), d, from};
+  const auto terms = admissible(valid, now);
+  if (!terms || !reserve_place(valid, now)) return nullptr;
+  return open_session(valid, *terms, now, sessions);
+}
+
+std::optional<Admission::Terms> Admission::admissible(const ValidJoin& j, TimePoint now) {
+  auto stream = streams_.find(j.join.stream);
+  if (stream == streams_.end()) {
+    send_reject(j, proto::RejectReason::unknown_stream, 0, now);
+    return std::nullopt;
+  }
+  const auto suite = proto::choose_suite(j.join.suites);
+  if (!suite) {
+    send_reject(j, proto::RejectReason::no_suite, 0, now);
+    return std::nullopt;
+  }
+  if (config_.open_sessions->load(std::memory_order_relaxed) >= config_.max_sessions) {
+    send_reject(j, proto::RejectReason::busy, 1000, now);
+    return std::nullopt;
+  }
+  if (!join_bucket_.take(now)) {
+    metrics_.drops.count(proto::DropReason::rate_limited);
+    send_reject(j, proto::RejectReason::busy, 100, now);
+    return std::nullopt;
+  }
+  SymbolSource& source = *stream->second;
+  Terms terms{&source, *suite, session_config(j.join, source)};
+  // The largest CODED packet of the stream must fit: explicit coefficients travel unless we encode.
+  const std::size_t coefficients = source.can_send_systematic() ? 0 : source.info().n;
+  if (proto::coded_packet_size(coefficients, source.info().symbol_size) > terms.session.max_datagram) {
+    send_reject(j, proto::RejectReason::bad_request, 0, now);
+    return std::nullopt;
+  }
+  return terms;
+}
+
+bool Admission::reserve_place(const ValidJoin& j, TimePoint now) {
+  // Servers sharing the limit may race for the last places: the count decides.
+  if (config_.open_sessions->fetch_add(1, std::memory_order_relaxed) < config_.max_sessions) return true;
+  config_.open_sessions->fetch_sub(1, std::memory_order_relaxed);
+  send_reject(j, proto::RejectReason::busy, 1000, now);
+  return false;
+}
+
+std::unique_ptr<Session> Admission::open_session(const ValidJoin& j, const Terms& terms, TimePoint now,
+                                                 OpenSessions& sessions) {
+  const std::uint64_t id = new_session_id(sessions);
+  auto accept =
+      proto::server_accept(j.datagram, j.join, identity_, terms.suite, id, manifest_body(*terms.source, terms.session));
+  if (!accept) {
+    config_.open_sessions->fetch_sub(1, std::memory_order_relaxed);
+    metrics_.drops.count(proto::DropReason::malformed);  // a low-order public key
+    return nullptr;
+  }
+  auto session = std::make_unique<Session>(id, j.from, j.join.nonce, *terms.source, accept->keys, terms.session,
+                                           std::move(accept->manifest), sessions.observer(), now);
+  socket_.send_now(session->manifest(), j.from);
+  ++metrics_.manifests;
+  ++metrics_.sessions_created;
+  return session;
+}
+
+std::uint64_t Admission::new_session_id(const OpenSessions& sessions) {
+  for (;;) {
+    std::uint8_t b[8];
+    proto::random_bytes(b);
+    std::uint64_t id = 0;
+    for (auto x : b) id = id << 8 | x;
+    if (id != 0 && !sessions.id_in_use(id)) return id;
+  }
+}
+
+SessionConfig Admission::session_config(const proto::Join& join, const SymbolSource& source) const {
+  const StreamInfo& info = source.info();
+  SessionConfig c;
+  c.window = std::min<std::uint16_t>(join.window, config_.max_window);
+  c.share = join.share;
+  c.systematic = (join.flags & proto::join_flags::systematic) && source.can_send_systematic();
+  c.download = (join.flags & proto::join_flags::download) != 0;
+  const double share = join.share / static_cast<double>(proto::kFullShare);
+  // The bitrate is the media's; the datagrams carrying it are larger by their header and tag, so a
+  // paced peer gets at least the bitrate in payload (else it falls behind playback by that overhead).
+  const double framing = static_cast<double>(proto::coded_packet_size(0, info.symbol_size)) / info.symbol_size;
+  c.rate = !c.download && info.bitrate > 0 ? info.bitrate / 8.0 * (1.0 + config_.headroom) * share * framing
+                                           : config_.session_rate;
+  if (join.max_rate_kbps > 0) c.rate = std::min(c.rate, join.max_rate_kbps * 1000.0 / 8.0);
+  c.rate = std::max(c.rate, 1000.0);
+  c.max_datagram = std::min(join.max_datagram, config_.max_datagram);
+  c.burst = config_.pacing_burst;
+  c.max_ack_delay_ms = config_.max_ack_delay_ms;
+  if (!c.download && info.bitrate > 0) {
+    const double interval_ms = 1e3 * static_cast<double>(proto::coded_packet_size(0, info.symbol_size)) / c.rate;
+    const double paced = std::min<double>(kMaxPacedAckDelayMs, config_.paced_ack_packets * interval_ms);
+    c.max_ack_delay_ms = static_cast<std::uint16_t>(std::max<double>(c.max_ack_delay_ms, paced));
+  }
+  c.idle_timeout_ms = config_.idle_timeout_ms;
+  c.redundancy = config_.redundancy;
+  const std::uint32_t count = source.segment_count();
+  c.start_segment = join.start_segment == proto::kLiveEdge ? (count > 0 ? count - 1 : 0) : join.start_segment;
+  return c;
+}
+
+proto::ManifestBody manifest_body(const SymbolSource& source, const SessionConfig& session) {
+  const StreamInfo& info = source.info();
+  proto::ManifestBody body;
+  body.server_id = info.server_id;
+  body.stream_id = info.stream_id;
+  body.name = info.name;
+  body.n = info.n;
+  body.symbol_size = info.symbol_size;
+  body.bitrate = info.bitrate;
+  body.segment_count = source.segment_count();
+  body.stream_flags = static_cast<std::uint8_t>((source.final() ? proto::stream_flags::final : 0) |
+                                                (info.live ? proto::stream_flags::live : 0));
+  body.start_segment = session.start_segment;
+  body.window = session.window;
+  body.share = session.share;
+  body.session_flags = static_cast<std::uint8_t>((session.systematic ? proto::join_flags::systematic : 0) |
+                                                 (session.download ? proto::join_flags::download : 0));
+  body.rate = static_cast<std::uint32_t>(std::min(session.rate * 8.0, 4.0e9));
+  body.max_datagram = session.max_datagram;
+  body.max_ack_delay_ms = session.max_ack_delay_ms;
+  body.idle_timeout_ms = session.idle_timeout_ms;
+  return body;
+}
+
+}  // namespace ncast::server

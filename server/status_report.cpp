@@ -1,0 +1,88 @@
+#include "server/status_report.hpp"
+
+#include <sys/resource.h>
+
+#include <nlohmann/json.hpp>
+
+namespace ncast::server {
+namespace {
+
+double cpu_seconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+}  // namespace
+
+StatusReport::StatusReport(const ServerOptions& options, ServerPool& pool, const StreamCatalog& streams,
+                           const ChunkCoder& coder)
+    : options_(options), pool_(pool), streams_(streams), coder_(coder) {}
+
+ServerGauges StatusReport::gauges() {
+  totals_ = pool_.totals();
+  ServerGauges g;
+  g.sessions = totals_.sessions;
+  g.streams = streams_.streams().size();
+  for (const auto& s : streams_.streams()) {
+    g.stream_bytes += s->bytes();
+    g.segments += s->segment_count();
+  }
+  const auto& c = totals_.cache;
+  g.engine_symbols = c.symbols_coded;
+  g.engine_calls = c.engine_calls;
+  g.engine_seconds = c.engine_seconds;
+  g.cache_hits = c.hits;
+  g.cache_misses = c.misses;
+  g.cache_evictions = c.evictions;
+  g.cache_bytes = c.bytes;
+  const auto& sc = totals_.socket;
+  g.sendmmsg_calls = sc.sendmmsg_calls;
+  g.gso_sends = sc.gso_sends;
+  g.would_block = sc.would_block;
+  g.send_errors = sc.send_errors;
+  g.packets_out = sc.packets_out;
+  g.bytes_out = sc.bytes_out;
+  g.engine = coder_.description();
+  g.uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  g.cpu_seconds = cpu_seconds();
+  return g;
+}
+
+std::string StatusReport::stats_line(const char* event) {
+  const ServerGauges g = gauges();
+  auto j =
+      nlohmann::json::parse(render_stats_line(totals_.metrics, g, last_gauges_, g.uptime_s - last_gauges_.uptime_s));
+  j["event"] = event;
+  last_gauges_ = g;
+  return j.dump();
+}
+
+std::string StatusReport::listening_line(std::uint32_t server_id, const proto::Ed25519Identity& identity,
+                                         const std::optional<net::Address>& metrics) const {
+  nlohmann::json j;
+  j["event"] = "listening";
+  j["address"] = pool_.local().to_string();
+  j["port"] = pool_.local().port;
+  j["metrics"] = metrics ? nlohmann::json(metrics->to_string()) : nlohmann::json(nullptr);
+  j["server_id"] = server_id;
+  j["identity"] = proto::to_hex(identity.public_key());
+  j["engine"] = coder_.description();
+  j["gso"] = pool_.gso();
+  j["threads"] = pool_.threads();
+  j["n"] = options_.n;
+  j["symbol_size"] = options_.symbol_size;
+  auto streams = nlohmann::json::array();
+  for (const auto& s : streams_.streams())
+    streams.push_back({{"name", s->info().name},
+                       {"stream_id", s->info().stream_id},
+                       {"segments", s->segment_count()},
+                       {"bytes", s->bytes()},
+                       {"live", s->info().live},
+                       {"final", s->final()}});
+  j["streams"] = streams;
+  return j.dump();
+}
+
+}  // namespace ncast::server

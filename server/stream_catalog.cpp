@@ -1,0 +1,42 @@
+#include "server/stream_catalog.hpp"
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "server/ingest.hpp"
+
+namespace ncast::server {
+
+StreamCatalog::StreamCatalog(const ServerOptions& options, std::uint32_t server_id, CodedCache& cache)
+    : options_(options), server_id_(server_id), cache_(cache), density_(rlnc::Density::from_fraction(options.density)) {
+  for (const auto& f : options.files) ingest_file(f, add(std::filesystem::path(f).filename().string(), false));
+  for (const auto& d : options.dirs)
+    for (const auto& f : media_files(d)) ingest_file(f, add(f.filename().string(), false));
+  for (const auto& l : options.live) live_.push_back(&add(l.name, true));
+}
+
+std::vector<MediaStream*> StreamCatalog::all() const {
+  std::vector<MediaStream*> all;
+  all.reserve(streams_.size());
+  for (const auto& s : streams_) all.push_back(s.get());
+  return all;
+}
+
+MediaStream& StreamCatalog::add(const std::string& name, bool live) {
+  if (name.empty() || name.size() > 255)
+    throw std::invalid_argument("stream name '" + name + "' must be 1..255 octets");
+  for (const auto& s : streams_)
+    if (s->info().name == name) throw std::invalid_argument("two streams are named '" + name + "'");
+  StreamInfo info;
+  info.name = name;
+  info.stream_id = stream_id_of(name);
+  info.server_id = server_id_;
+  info.n = options_.n;
+  info.symbol_size = options_.symbol_size;
+  info.bitrate = options_.bitrate;
+  info.live = live;
+  streams_.push_back(std::make_unique<MediaStream>(info, cache_, density_));
+  return *streams_.back();
+}
+
+}  // namespace ncast::server

@@ -1,0 +1,36 @@
+#pragma once
+// The streams ncast-server serves, made from its options: files and directories ingested whole, and
+// the live sources' streams, empty until their LiveIngest fills them. Names are unique, 1..255 octets.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/coded_cache.hpp"
+#include "server/media_stream.hpp"
+#include "server/options.hpp"
+
+namespace ncast::server {
+
+class StreamCatalog {
+ public:
+  // Reads the files now; throws std::invalid_argument on a bad or repeated name, as ingest_file on I/O.
+  StreamCatalog(const ServerOptions& options, std::uint32_t server_id, CodedCache& cache);
+
+  const std::vector<std::unique_ptr<MediaStream>>& streams() const { return streams_; }
+  std::vector<MediaStream*> all() const;
+  // One per options.live, in its order.
+  const std::vector<MediaStream*>& live() const { return live_; }
+
+ private:
+  MediaStream& add(const std::string& name, bool live);
+
+  const ServerOptions& options_;
+  std::uint32_t server_id_;
+  CodedCache& cache_;
+  rlnc::Density density_;
+  std::vector<std::unique_ptr<MediaStream>> streams_;
+  std::vector<MediaStream*> live_;
+};
+
+}  // namespace ncast::server
