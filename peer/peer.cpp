@@ -16,10 +16,9 @@
 #include <stdexcept>
 
 #include "net/udp_socket.hpp"
-#include "peer/relay_source.hpp"
+#include "peer/relay/relay.hpp"
 #include "peer/server_link.hpp"
 #include "peer/stream_receiver.hpp"
-#include "server/server.hpp"
 
 namespace ncast::peer {
 namespace {
@@ -181,7 +180,7 @@ class Peer {
     check_server_ids();
     drop_polluters();
     if (receiver_.adopted() && o_.relay && !relay_) start_relay();
-    wake_relay();
+    if (relay_) relay_->wake();
     check_done(now);
   }
 
@@ -210,36 +209,9 @@ class Peer {
   }
 
   void start_relay() {
-    relay_identity_.emplace(proto::Ed25519Identity::generate());
-    relay_source_ = std::make_unique<RelaySource>(receiver_, o_.relay_id.value_or(random_u32()));
-    server::ServerConfig cfg;
-    cfg.listen = *o_.relay;
-    const auto& p = receiver_.params();
-    cfg.max_datagram = static_cast<std::uint16_t>(std::clamp<std::size_t>(proto::coded_packet_size(p.n, p.symbol_size),
-                                                                          proto::kMinDatagram, proto::kMaxDatagram));
-    if (o_.max_rate > 0) cfg.session_rate = o_.max_rate / 8;
-    cfg.idle_timeout_ms = 5000;
-    relay_ = std::make_unique<server::Server>(io_, cfg, *relay_identity_);
-    relay_->add_stream(*relay_source_);
-    relay_->start();
-    nlohmann::json j{{"event", "relay"},
-                     {"address", relay_->local().to_string()},
-                     {"port", relay_->local().port},
-                     {"relay_id", relay_source_->info().server_id},
-                     {"identity", proto::to_hex(relay_identity_->public_key())}};
-    std::fprintf(stderr, "%s\n", j.dump().c_str());
+    relay_ = std::make_unique<Relay>(io_, receiver_, *o_.relay, o_.relay_id.value_or(random_u32()), o_.max_rate);
+    std::fprintf(stderr, "%s\n", relay_->announcement().dump().c_str());
     std::fflush(stderr);
-  }
-
-  void wake_relay() {
-    if (!relay_) return;
-    const auto innovative = receiver_.stats().innovative;
-    const auto known = receiver_.known();
-    if (innovative == relay_innovative_ && known == relay_known_ && receiver_.final_seen() == relay_final_) return;
-    relay_innovative_ = innovative;
-    relay_known_ = known;
-    relay_final_ = receiver_.final_seen();
-    relay_->stream_changed(*relay_source_);
   }
 
   void tick() {
@@ -272,10 +244,7 @@ class Peer {
     if (!completed_at_) return;
     if (!relay_) return stop("");
     // Keep relaying while downstream peers are still being served.
-    const bool served = relay_->metrics().sessions_created > 0;
-    if (relay_->session_count() > 0) relay_idle_since_ = now;
-    const bool idle = served && now - std::max(relay_idle_since_, *completed_at_) > 500ms;
-    if (idle || seconds(now - *completed_at_) > o_.relay_linger_s) stop("");
+    if (relay_->idle(*completed_at_, now) || seconds(now - *completed_at_) > o_.relay_linger_s) stop("");
   }
 
   void stop(const std::string& why) {
@@ -365,16 +334,7 @@ class Peer {
     j["bad_packets"] = bad + s.rejected + unknown_source_;
     j["rejoins"] = rejoins;
     j["servers"] = servers;
-    if (relay_) {
-      const auto& m = relay_->metrics();
-      j["relay"] = {{"address", relay_->local().to_string()},
-                    {"sessions", m.sessions_created},
-                    {"recoded", relay_source_->recoded()},
-                    {"segments_completed", m.segments_completed},
-                    {"kept_bytes", s.kept_bytes},
-                    {"kept_peak_bytes", s.kept_peak_bytes},
-                    {"evicted", s.evicted}};
-    }
+    if (relay_) j["relay"] = relay_->report();
     return j;
   }
 
@@ -390,13 +350,7 @@ class Peer {
   std::bernoulli_distribution loss_;
   std::uint64_t simulated_losses_ = 0, unknown_source_ = 0;
 
-  std::optional<proto::Ed25519Identity> relay_identity_;
-  std::unique_ptr<RelaySource> relay_source_;
-  std::unique_ptr<server::Server> relay_;
-  std::uint64_t relay_innovative_ = 0;
-  std::uint32_t relay_known_ = 0;
-  bool relay_final_ = false;
-  TimePoint relay_idle_since_{};
+  std::unique_ptr<Relay> relay_;
 
   TimePoint started_{}, last_progress_{};
   std::optional<TimePoint> completed_at_;

@@ -14,7 +14,7 @@
 #include "coding/rlnc/error.hpp"
 #include "coding/rlnc/recoder.hpp"
 #include "peer/decoder_factory.hpp"
-#include "peer/relay_source.hpp"
+#include "peer/relay/relay_source.hpp"
 #include "peer/stream_receiver.hpp"
 #include "server/media_stream.hpp"
 #include "tests/gpu/gpu_test_support.hpp"

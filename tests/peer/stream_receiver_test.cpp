@@ -10,7 +10,7 @@
 
 #include "coding/cpu_engine.hpp"
 #include "coding/rlnc/recoder.hpp"
-#include "peer/relay_source.hpp"
+#include "peer/relay/relay_source.hpp"
 #include "server/media_stream.hpp"
 #include "tests/peer/stream_source.hpp"
 

@@ -1,4 +1,4 @@
-#include "peer/relay_source.hpp"
+#include "peer/relay/relay_source.hpp"
 
 #include "coding/rlnc/coefficients.hpp"
 
