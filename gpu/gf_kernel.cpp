@@ -13,8 +13,7 @@
 namespace ncast::gpu {
 namespace {
 
-constexpr Kernel kKernels[] = {Kernel::nuclei_loop, Kernel::gibraltar_logexp, Kernel::product_table, Kernel::prmt,
-                               Kernel::bitslice,    Kernel::tensor_b1,        Kernel::automatic};
+constexpr Kernel kKernels[] = {Kernel::prmt, Kernel::bitslice, Kernel::tensor_b1, Kernel::automatic};
 constexpr PrmtTile kTiles[] = {{4, 2}, {4, 4}, {8, 2}, {8, 4}, {16, 2}, {16, 4}, {32, 2}, {32, 4}};
 
 std::string shape_text(const char* name, std::size_t rows, std::size_t cols) {
@@ -25,9 +24,6 @@ std::string shape_text(const char* name, std::size_t rows, std::size_t cols) {
 
 std::string_view to_string(Kernel kernel) {
   switch (kernel) {
-    case Kernel::nuclei_loop: return "nuclei-loop";
-    case Kernel::gibraltar_logexp: return "gibraltar-logexp";
-    case Kernel::product_table: return "product-table";
     case Kernel::prmt: return "prmt";
     case Kernel::bitslice: return "bitslice";
     case Kernel::tensor_b1: return "tensor-b1";
@@ -43,10 +39,6 @@ std::optional<Kernel> parse_kernel(std::string_view name) {
 }
 
 std::span<const Kernel> all_kernels() { return kKernels; }
-
-bool is_seed_style(Kernel kernel) {
-  return kernel == Kernel::nuclei_loop || kernel == Kernel::gibraltar_logexp || kernel == Kernel::product_table;
-}
 
 bool tensor_kernel_available() {
   // Asked once per device: whether the sm_90a image loads there.
@@ -133,9 +125,6 @@ PrmtTile checked_tile(std::optional<PrmtTile> tile, std::size_t m) {
 void launch(Kernel kernel, const detail::KernelArgs& args, std::size_t k, PrmtTile tile, cudaStream_t stream) {
   if (kernel == Kernel::automatic) kernel = fastest_kernel(args.max_m, k, args.max_len, args.count);
   switch (kernel) {
-    case Kernel::nuclei_loop: return detail::launch_nuclei_loop(args, stream);
-    case Kernel::gibraltar_logexp: return detail::launch_gibraltar_logexp(args, stream);
-    case Kernel::product_table: return detail::launch_product_table(args, stream);
     case Kernel::prmt: return detail::launch_prmt(args, tile.outputs, tile.words, stream);
     case Kernel::bitslice: return detail::launch_bitslice(args, stream);
     case Kernel::tensor_b1:
@@ -148,13 +137,17 @@ void launch(Kernel kernel, const detail::KernelArgs& args, std::size_t k, PrmtTi
 
 }  // namespace
 
+std::optional<detail::KernelArgs> detail::single_product_args(const Product& product, bool accumulate) {
+  const auto problem = checked(product);
+  if (!problem) return std::nullopt;
+  return KernelArgs{problem->m, problem->len, accumulate, *problem, nullptr, 1};
+}
+
 void multiply(Kernel kernel, const Product& product, bool accumulate, cudaStream_t stream,
               std::optional<PrmtTile> tile) {
-  const auto problem = checked(product);
-  if (!problem) return;
-  const PrmtTile t = checked_tile(tile, problem->m);
-  detail::KernelArgs args{problem->m, problem->len, accumulate, *problem, nullptr, 1};
-  launch(kernel, args, problem->k, t, stream);
+  const auto args = detail::single_product_args(product, accumulate);
+  if (!args) return;
+  launch(kernel, *args, args->one.k, checked_tile(tile, args->max_m), stream);
 }
 
 void ProductBatch::add(const Product& product, const int* skip) {

@@ -1,6 +1,6 @@
 #pragma once
-// The GF(2^8) matrix-product kernels, D = C·S (or D ^= C·S) over device memory, side by side:
-// the seed papers' techniques as baselines and the fast CUDA-core kernel the engine runs.
+// The GF(2^8) matrix-product kernels the engine chooses from, D = C·S (or D ^= C·S) over device
+// memory. (The seed papers' techniques, ncast-bench's anchors, live in tools/bench/baselines/.)
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -19,22 +19,17 @@
 namespace ncast::gpu {
 
 enum class Kernel {
-  nuclei_loop,       // Nuclei (Shojania, Li, Wang 2009): word-wise shift/xor multiply, one coded word per thread
-  gibraltar_logexp,  // Gibraltar (Curry et al. 2011): log/exp tables in shared memory, outputs in registers
-  product_table,     // the full 256×256 product table (64 KiB) in shared memory
-  prmt,              // split 3+3+2-bit product tables held in registers, looked up with PRMT (__byte_perm)
-  bitslice,          // bit planes; per source a shared-memory table of all 256 XOR combinations of its planes,
-                     // one lookup per output plane by the rows of the coefficient's bit matrix
-  tensor_b1,         // one GF(2) product on the b1 tensor cores (wgmma AND+POPC, sm_90a); where the device
-                     // has no sm_90a image, the fastest CUDA-core kernel for the shape instead
-  automatic,         // per launch, the fastest of the above for the shape (fastest_kernel)
+  prmt,       // split 3+3+2-bit product tables held in registers, looked up with PRMT (__byte_perm)
+  bitslice,   // bit planes; per source a shared-memory table of all 256 XOR combinations of its planes,
+              // one lookup per output plane by the rows of the coefficient's bit matrix
+  tensor_b1,  // one GF(2) product on the b1 tensor cores (wgmma AND+POPC, sm_90a); where the device
+              // has no sm_90a image, the fastest CUDA-core kernel for the shape instead
+  automatic,  // per launch, the fastest of the above for the shape (fastest_kernel)
 };
 
 std::string_view to_string(Kernel kernel);
 std::optional<Kernel> parse_kernel(std::string_view name);
 std::span<const Kernel> all_kernels();
-// The baselines that benchmark records quote ratios against.
-bool is_seed_style(Kernel kernel);
 
 // What Kernel::automatic runs for `count` products of at most max_m outputs of max_len bytes from
 // k sources, on the current device: tensor_b1 where the device runs it and it was measured faster
@@ -84,5 +79,12 @@ class ProductBatch {
   std::unique_ptr<Event> copied_;
   std::size_t max_m_ = 0, max_len_ = 0, max_k_ = 0;
 };
+
+namespace detail {
+// The launch arguments of one product, after the checks of multiply() (std::invalid_argument);
+// nullopt when there is nothing to compute. For kernels outside this dispatcher (the bench's
+// baselines) that take the same arguments.
+std::optional<KernelArgs> single_product_args(const Product& product, bool accumulate);
+}  // namespace detail
 
 }  // namespace ncast::gpu

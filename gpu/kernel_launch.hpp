@@ -32,9 +32,6 @@ struct KernelArgs {
   unsigned count;
 };
 
-void launch_nuclei_loop(const KernelArgs& args, cudaStream_t stream);
-void launch_gibraltar_logexp(const KernelArgs& args, cudaStream_t stream);
-void launch_product_table(const KernelArgs& args, cudaStream_t stream);
 void launch_prmt(const KernelArgs& args, int tile_outputs, int tile_words, cudaStream_t stream);
 void launch_bitslice(const KernelArgs& args, cudaStream_t stream);
 

@@ -9,22 +9,23 @@
 // i.e. the low bit of one popcount: the wgmma computes those popcounts for 64 positions × N columns
 // × 256 bits (32 sources) per instruction, accumulating over the sources in s32 registers.
 //
-// A block expands the coefficients of its O outputs once into B (shared memory, the layout the
-// wgmma descriptors read: 8-row × 16-byte core matrices, K-adjacent ones 128 bytes apart and
-// M/N-adjacent ones 256), then each of its warpgroups works on passes of 64·TC positions: the
-// warpgroup transposes its positions of the sources into A (bytes of a position side by side, by
-// PRMT 4×4 byte transposes), then for each group of J outputs issues TC·ks wgmmas (TC position
-// tiles × ks steps of 32 sources) and packs the low bits of the accumulators into bytes. The
-// sources reach the transpose through a ring of passes in their row layout, fetched with cp.async
-// several passes ahead, where shared memory has room beside the coefficients (few sources: RLNC
-// n=32, RS), else straight from global memory. The warpgroups sync only among themselves (named
+// A block expands the coefficients of its outputs once into B (shared memory, the layout the wgmma
+// descriptors read: 8-row × 16-byte core matrices, K-adjacent ones 128 bytes apart and M/N-adjacent
+// ones 256), then each of its warpgroups works on passes of TilesPerPass tiles of 64 positions: the
+// warpgroup transposes its positions of the sources into A (bytes of a position side by side, by PRMT
+// 4×4 byte transposes), then for each group of OutputsPerGroup outputs issues TilesPerPass·ks wgmmas
+// (position tiles × ks steps of 32 sources) and packs the low bits of the accumulators into bytes.
+// The sources reach the transpose through a ring of Stages passes in their row layout, fetched with
+// cp.async several passes ahead, where shared memory has room beside the coefficients (few sources:
+// RLNC n=32, RS), else straight from global memory. The warpgroups sync only among themselves (named
 // barriers), so one packs while another's wgmmas run.
 //
-// Column order of B (the N = 8J bit columns of a group) puts all 8 bits of an output in one thread:
-// a thread holds columns 8g + 2q + e (q = lane % 4), so column (g, q, e) is output q + 4·(g / 4),
-// bit 2·(g % 4) + e. Row order of A puts consecutive positions in one thread: a thread holds rows
-// 16w + 8h + a of each tile T, so tile T's row (w, h, a) is position (8w + a)·2TC + 2T + h. A
-// thread then owns 2TC consecutive bytes of J/4 outputs: whole words, stored straight to global.
+// Column order of B (the N = 8·OutputsPerGroup bit columns of a group) puts all 8 bits of an output
+// in one thread: a thread holds columns 8g + 2q + e (q = lane % 4), so column (g, q, e) is output
+// q + 4·(g / 4), bit 2·(g % 4) + e. Row order of A puts consecutive positions in one thread: a thread
+// holds rows 16w + 8h + a of each tile T, so tile T's row (w, h, a) is position
+// (8w + a)·2·TilesPerPass + 2T + h. A thread then owns 2·TilesPerPass consecutive bytes of
+// OutputsPerGroup/4 outputs: whole words, stored straight to global.
 #include <algorithm>
 #include <cstdint>
 
@@ -91,12 +92,12 @@ __device__ inline void fence_async_shared() { asm volatile("fence.proxy.async.sh
 
 // Keeps the compiler from moving accumulator registers across the wgmma fence and wait (it would
 // otherwise copy them and make every wgmma wait for the one before).
-template <int TC, int A>
-__device__ inline void fence_operands(std::uint32_t (&d)[TC][A]) {
+template <int TilesPerPass, int Accumulators>
+__device__ inline void fence_operands(std::uint32_t (&d)[TilesPerPass][Accumulators]) {
 #pragma unroll
-  for (int T = 0; T < TC; ++T)
+  for (int T = 0; T < TilesPerPass; ++T)
 #pragma unroll
-    for (int i = 0; i < A; ++i) asm volatile("" : "+r"(d[T][i])::"memory");
+    for (int i = 0; i < Accumulators; ++i) asm volatile("" : "+r"(d[T][i])::"memory");
 }
 
 // Byte t of each of the 64-bit rows r0..r3 (the low word when t < 4, lo* holds it) as one word.
@@ -106,12 +107,12 @@ __device__ inline std::uint32_t gather_row(std::uint32_t x0, std::uint32_t x1, s
   return __byte_perm(__byte_perm(x0, x1, sel), __byte_perm(x2, x3, sel), 0x5410);
 }
 
-// The words of a run of 2TC bytes of one output, xor-ed into what is there when accumulate.
-template <int TC>
-__device__ inline void store_run(std::uint8_t* row, std::size_t col, std::size_t len, const std::uint32_t (&w)[TC / 2],
-                                 bool accumulate) {
-  if (col + 2 * TC <= len) {
-    if constexpr (TC == 8) {
+// The words of a run of 2·TilesPerPass bytes of one output, xor-ed into what is there when accumulate.
+template <int TilesPerPass>
+__device__ inline void store_run(std::uint8_t* row, std::size_t col, std::size_t len,
+                                 const std::uint32_t (&w)[TilesPerPass / 2], bool accumulate) {
+  if (col + 2 * TilesPerPass <= len) {
+    if constexpr (TilesPerPass == 8) {
       auto* p = reinterpret_cast<uint4*>(row + col);
       uint4 v = make_uint4(w[0], w[1], w[2], w[3]);
       if (accumulate) {
@@ -119,7 +120,7 @@ __device__ inline void store_run(std::uint8_t* row, std::size_t col, std::size_t
         v.x ^= o.x, v.y ^= o.y, v.z ^= o.z, v.w ^= o.w;
       }
       *p = v;
-    } else if constexpr (TC == 4) {
+    } else if constexpr (TilesPerPass == 4) {
       auto* p = reinterpret_cast<uint2*>(row + col);
       uint2 v = make_uint2(w[0], w[1]);
       if (accumulate) {
@@ -134,14 +135,14 @@ __device__ inline void store_run(std::uint8_t* row, std::size_t col, std::size_t
     return;
   }
 #pragma unroll
-  for (int u = 0; u < TC / 2; ++u)
+  for (int u = 0; u < TilesPerPass / 2; ++u)
     if (col + 4 * u < len) store_word(row, col + 4 * u, len, w[u], accumulate);
 }
 
 // Four sources × sixteen positions (w[r][u]: source 4·quad + r, positions 16·sixteen + 4u ..) into
 // the warpgroup's A tiles: tile (s, T) holds sources 32s.. of the positions of tile T (row order
 // above). Four 4×4 byte transposes (8 PRMT each), sixteen 4-byte stores.
-template <int TC>
+template <int TilesPerPass>
 __device__ inline void store_transposed(const std::uint32_t (&w)[4][4], int quad, int sixteen, std::uint8_t* tiles) {
   const std::uint32_t s = quad / 8, byte = (quad % 8) * 4;
 #pragma unroll
@@ -154,20 +155,20 @@ __device__ inline void store_transposed(const std::uint32_t (&w)[4][4], int quad
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
       const std::uint32_t lp = 16 * sixteen + 4 * u + k;  // position within the pass
-      const std::uint32_t run = lp / (2 * TC), v = lp % (2 * TC);
-      const std::uint32_t row = 16 * (run / 8) + 8 * (v % 2) + run % 8, tile = s * TC + v / 2;
+      const std::uint32_t run = lp / (2 * TilesPerPass), v = lp % (2 * TilesPerPass);
+      const std::uint32_t row = 16 * (run / 8) + 8 * (v % 2) + run % 8, tile = s * TilesPerPass + v / 2;
       *reinterpret_cast<std::uint32_t*>(tiles + tile * kTile + tile_offset(row, byte)) = o[k];
     }
   }
 }
 
-// Sources [k_first, k_first + 32·ks) at positions [pos0, pos0 + 64·TC) straight from global memory
-// into the warpgroup's A tiles (sources past k and positions past len are zeros). Work items are
-// 4 sources × 16 positions: four 16-byte loads, then store_transposed.
-template <int TC>
+// Sources [k_first, k_first + 32·ks) at positions [pos0, pos0 + 64·TilesPerPass) straight from
+// global memory into the warpgroup's A tiles (sources past k and positions past len are zeros). Work
+// items are 4 sources × 16 positions: four 16-byte loads, then store_transposed.
+template <int TilesPerPass>
 __device__ void load_sources(const KernelProblem& p, std::size_t k_first, int ks, std::size_t pos0, std::uint8_t* tiles,
                              unsigned wtid) {
-  constexpr int kSixteens = 64 * TC / 16;
+  constexpr int kSixteens = 64 * TilesPerPass / 16;
   const int items = ks * 8 * kSixteens;
   for (int item = static_cast<int>(wtid); item < items; item += 128) {
     const int sixteen = item % kSixteens, quad = item / kSixteens;
@@ -186,18 +187,18 @@ __device__ void load_sources(const KernelProblem& p, std::size_t k_first, int ks
           w[r][u] = source < p.k && col + 4 * u < p.len ? load_word(row, col + 4 * u, p.len) : 0u;
       }
     }
-    store_transposed<TC>(w, quad, sixteen, tiles);
+    store_transposed<TilesPerPass>(w, quad, sixteen, tiles);
   }
 }
 
-// The asynchronous way in (cp.async, no registers held while the bytes travel): a pass's sources
-// in their row layout, source r of the slice at raw + r·64·TC, positions side by side. Rows of
-// sources past k are left alone (the transpose reads zeros for them); bytes past len are zeros; a
+// The asynchronous way in (cp.async, no registers held while the bytes travel): a pass's sources in
+// their row layout, source r of the slice at raw + r·64·TilesPerPass, positions side by side. Rows
+// of sources past k are left alone (the transpose reads zeros for them); bytes past len are zeros; a
 // pass at or past len is an empty copy group.
-template <int TC>
+template <int TilesPerPass>
 __device__ void fetch_sources(const KernelProblem& p, std::size_t k_first, int ks, std::size_t pos0, std::uint8_t* raw,
                               unsigned wtid) {
-  constexpr int kRow = 64 * TC, kChunks = kRow / 16;
+  constexpr int kRow = 64 * TilesPerPass, kChunks = kRow / 16;
   const std::size_t rows = pos0 >= p.len                                       ? 0
                            : p.k - k_first < static_cast<std::size_t>(32 * ks) ? p.k - k_first
                                                                                : 32 * ks;
@@ -220,10 +221,10 @@ __device__ void fetch_sources(const KernelProblem& p, std::size_t k_first, int k
 }
 
 // A pass fetched by fetch_sources, from shared memory into the A tiles.
-template <int TC>
+template <int TilesPerPass>
 __device__ void transpose_sources(const KernelProblem& p, std::size_t k_first, int ks, const std::uint8_t* raw,
                                   std::uint8_t* tiles, unsigned wtid) {
-  constexpr int kSixteens = 64 * TC / 16, kRow = 64 * TC;
+  constexpr int kSixteens = 64 * TilesPerPass / 16, kRow = 64 * TilesPerPass;
   const int items = ks * 8 * kSixteens;
   for (int item = static_cast<int>(wtid); item < items; item += 128) {
     const int sixteen = item % kSixteens, quad = item / kSixteens;
@@ -238,7 +239,7 @@ __device__ void transpose_sources(const KernelProblem& p, std::size_t k_first, i
         w[r][0] = w[r][1] = w[r][2] = w[r][3] = 0;
       }
     }
-    store_transposed<TC>(w, quad, sixteen, tiles);
+    store_transposed<TilesPerPass>(w, quad, sixteen, tiles);
   }
 }
 
@@ -247,17 +248,18 @@ __device__ inline void copy_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
-// The coefficients of outputs [i0, i0 + J·groups) over sources [k_first, k_first + 32·ks) as bit
-// matrix rows: group G, step s is an N × 32-byte operand at coef + (G·ks + s)·N·32, column (g, q, e)
-// the row of output q + 4·(g/4), bit 2·(g%4) + e. Outputs past m and sources past k are zero rows.
-template <int J>
+// The coefficients of outputs [i0, i0 + OutputsPerGroup·groups) over sources
+// [k_first, k_first + 32·ks) as bit matrix rows: group G, step s is an N × 32-byte operand at
+// coef + (G·ks + s)·N·32, column (g, q, e) the row of output q + 4·(g/4), bit 2·(g%4) + e. Outputs
+// past m and sources past k are zero rows.
+template <int OutputsPerGroup>
 __device__ void expand_coefficients(const KernelProblem& p, std::size_t i0, std::size_t k_first, int ks, int groups,
                                     std::uint8_t* coef, const uint2* rows) {
-  constexpr int N = 8 * J;
-  const int items = groups * J * ks * 8;  // (group, output, step, 4 sources)
+  constexpr int N = 8 * OutputsPerGroup;
+  const int items = groups * OutputsPerGroup * ks * 8;  // (group, output, step, 4 sources)
   for (int item = static_cast<int>(threadIdx.x); item < items; item += blockDim.x) {
-    const int quad = item % (ks * 8), jj = (item / (ks * 8)) % J, G = item / (ks * 8 * J);
-    const std::size_t out = i0 + static_cast<std::size_t>(G) * J + jj;
+    const int quad = item % (ks * 8), jj = (item / (ks * 8)) % OutputsPerGroup, G = item / (ks * 8 * OutputsPerGroup);
+    const std::size_t out = i0 + static_cast<std::size_t>(G) * OutputsPerGroup + jj;
     uint2 r[4];
 #pragma unroll
     for (int x = 0; x < 4; ++x) {
@@ -283,10 +285,10 @@ __device__ void expand_coefficients(const KernelProblem& p, std::size_t i0, std:
 // popcounts). Merging: three levels of shift (IMAD) and select (one LOP3 with a constant mask),
 // each taking the low 1, 2, 4 clean bits of every byte from one operand and the next ones from the
 // other, shifted; the bits a shift carries into the next byte fall where the mask takes the other
-// operand. In the SASS: 8 PRMT and 8 LOP3 on the integer pipe and 23 IMAD on the FMA pipe a word,
-// where three PRMT and an AND per plane had 36 operations on the integer pipe.
-template <int J, int TC>
-__device__ inline std::uint32_t pack_word(const std::uint32_t (&d)[TC][4 * J], int gq, int u) {
+// operand. The sums and shifts go to the FMA pipe so that the integer pipe, which the transposes
+// share, carries only the PRMT and LOP3 (docs/gpu.md counts them).
+template <int OutputsPerGroup, int TilesPerPass>
+__device__ inline std::uint32_t pack_word(const std::uint32_t (&d)[TilesPerPass][4 * OutputsPerGroup], int gq, int u) {
   auto select = [](std::uint32_t lo, std::uint32_t hi, std::uint32_t mask) { return (lo & mask) | (hi & ~mask); };
   std::uint32_t y[8];
 #pragma unroll
@@ -303,30 +305,32 @@ __device__ inline std::uint32_t pack_word(const std::uint32_t (&d)[TC][4 * J], i
 
 // Packs the low bits of the accumulators of one group into output bytes and stores them: any
 // group, at the edges of the outputs and of the length, and accumulating.
-template <int J, int TC>
-__device__ void store_group(const KernelProblem& p, const std::uint32_t (&d)[TC][4 * J], std::size_t first_output,
-                            std::size_t col, bool accumulate, unsigned q) {
+template <int OutputsPerGroup, int TilesPerPass>
+__device__ void store_group(const KernelProblem& p, const std::uint32_t (&d)[TilesPerPass][4 * OutputsPerGroup],
+                            std::size_t first_output, std::size_t col, bool accumulate, unsigned q) {
 #pragma unroll
-  for (int gq = 0; gq < J / 4; ++gq) {
+  for (int gq = 0; gq < OutputsPerGroup / 4; ++gq) {
     const std::size_t out = first_output + 4 * gq + q;
-    std::uint32_t w[TC / 2];
+    std::uint32_t w[TilesPerPass / 2];
 #pragma unroll
-    for (int u = 0; u < TC / 2; ++u) w[u] = pack_word<J, TC>(d, gq, u);
-    if (out < p.m) store_run<TC>(p.dst + out * p.dst_pitch, col, p.len, w, accumulate);
+    for (int u = 0; u < TilesPerPass / 2; ++u) w[u] = pack_word<OutputsPerGroup, TilesPerPass>(d, gq, u);
+    if (out < p.m) store_run<TilesPerPass>(p.dst + out * p.dst_pitch, col, p.len, w, accumulate);
   }
 }
 
 // The common case, a whole group inside the outputs and the length, written over: its words go
-// straight to the thread's run in each of its J/4 rows, `row` the first, `pitch` apart by 4 outputs.
-template <int J, int TC>
-__device__ inline void store_whole_group(const std::uint32_t (&d)[TC][4 * J], std::uint8_t* row, std::size_t pitch4) {
+// straight to the thread's run in each of its OutputsPerGroup/4 rows, `row` the first, `pitch4`
+// apart (4 outputs).
+template <int OutputsPerGroup, int TilesPerPass>
+__device__ inline void store_whole_group(const std::uint32_t (&d)[TilesPerPass][4 * OutputsPerGroup], std::uint8_t* row,
+                                         std::size_t pitch4) {
 #pragma unroll
-  for (int gq = 0; gq < J / 4; ++gq) {
-    std::uint32_t w[TC / 2];
+  for (int gq = 0; gq < OutputsPerGroup / 4; ++gq) {
+    std::uint32_t w[TilesPerPass / 2];
 #pragma unroll
-    for (int u = 0; u < TC / 2; ++u) w[u] = pack_word<J, TC>(d, gq, u);
+    for (int u = 0; u < TilesPerPass / 2; ++u) w[u] = pack_word<OutputsPerGroup, TilesPerPass>(d, gq, u);
     std::uint8_t* at = row + gq * pitch4;
-    if constexpr (TC == 4) *reinterpret_cast<uint2*>(at) = make_uint2(w[0], w[1]);
+    if constexpr (TilesPerPass == 4) *reinterpret_cast<uint2*>(at) = make_uint2(w[0], w[1]);
     else *reinterpret_cast<std::uint32_t*>(at) = w[0];
   }
 }
@@ -338,136 +342,195 @@ __device__ inline void wgmma_wait() {
 __device__ inline void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ inline void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 
-// Sources of a pass travel through a ring of S stages per warpgroup (cp.async, fetched S - 1 passes
-// ahead) when S > 0, straight from global memory otherwise.
-template <int J, int TC, int WG, int S>
-__global__ void __launch_bounds__(WG * 128, 1)
+// A warpgroup's share of the passes and its buffers: its A tiles, its ring of Stages passes of
+// sources in their row layout (raw, raw_stage bytes a pass), the first of its passes and the stride
+// to the next one.
+struct WarpgroupPasses {
+  std::uint8_t* tiles;
+  std::uint8_t* raw;
+  std::size_t raw_stage, first, stride;
+  unsigned wg, wtid;
+};
+
+// The shared-memory descriptors of the first A tile and of the first coefficient operand; the others
+// are offsets of these (the address field, in 16-byte units, cannot carry: shared memory ends below
+// 2^18). ks steps of 32 sources.
+struct Operands {
+  std::uint64_t a, b;
+  int ks;
+};
+
+// The outputs a block works on at a time: from `first`, `groups` groups, the first `whole` of them
+// with no output past m.
+struct OutputBlock {
+  std::size_t first;
+  int groups, whole;
+};
+
+// The coefficients of the block's outputs, expanded into their operands once the previous output
+// block is done with every buffer; data holds the bit-matrix rows of all 256 values meanwhile.
+template <int OutputsPerGroup, int Warpgroups>
+__device__ __forceinline__ void expand_block(const KernelProblem& p, const OutputBlock& block, std::size_t k_first,
+                                             int ks, std::uint8_t* coef, std::uint8_t* data, unsigned tid) {
+  __syncthreads();
+  auto* rows = reinterpret_cast<uint2*>(data);
+  for (unsigned c = tid; c < 256; c += Warpgroups * 128)
+    rows[c] = make_uint2(static_cast<std::uint32_t>(c_rows.rows[c]), static_cast<std::uint32_t>(c_rows.rows[c] >> 32));
+  __syncthreads();
+  expand_coefficients<OutputsPerGroup>(p, block.first, k_first, ks, block.groups, coef, rows);
+  fence_async_shared();
+  __syncthreads();
+}
+
+// The wgmmas of group G over the pass's A tiles, waited for.
+template <int OutputsPerGroup, int TilesPerPass>
+__device__ __forceinline__ void group_products(std::uint32_t (&d)[TilesPerPass][4 * OutputsPerGroup],
+                                               const Operands& operands, int G) {
+  constexpr int N = 8 * OutputsPerGroup;
+  fence_operands<TilesPerPass, 4 * OutputsPerGroup>(d);
+  wgmma_fence();
+  std::uint64_t a = operands.a, b = operands.b + static_cast<std::uint64_t>(G * operands.ks) * (N * 32 / 16);
+  for (int s = 0; s < operands.ks; ++s, a += TilesPerPass * (kTile / 16), b += N * 32 / 16) {
+#pragma unroll
+    for (int T = 0; T < TilesPerPass; ++T) mma<N>(d[T], a + T * (kTile / 16), b, s);
+  }
+  wgmma_commit();
+  wgmma_wait<0>();
+  fence_operands<TilesPerPass, 4 * OutputsPerGroup>(d);
+}
+
+// The ring's first Stages - 1 passes (empty copy groups past len).
+template <int TilesPerPass, int Stages>
+__device__ __forceinline__ void prefetch_ring(const KernelProblem& p, std::size_t k_first, int ks,
+                                              const WarpgroupPasses& w) {
+  for (int f = 0; f < Stages - 1; ++f)
+    fetch_sources<TilesPerPass>(p, k_first, ks, w.first + f * w.stride < p.len ? w.first + f * w.stride : p.len,
+                                w.raw + f * w.raw_stage, w.wtid);
+}
+
+// The sources of the pass at pos0 into the warpgroup's A tiles, through the ring (stage is this
+// pass's place in it) when Stages > 0, straight from global memory otherwise.
+template <int TilesPerPass, int Stages>
+__device__ __forceinline__ void pass_sources(const KernelProblem& p, std::size_t k_first, int ks, std::size_t pos0,
+                                             const WarpgroupPasses& w, int& stage) {
+  if constexpr (Stages > 0) {
+    // The stage of the pass Stages - 1 ahead is the one the last pass used: every thread of the
+    // warpgroup has passed the barrier after that pass's transpose.
+    const std::size_t ahead = pos0 + (Stages - 1) * w.stride;
+    fetch_sources<TilesPerPass>(p, k_first, ks, ahead < p.len ? ahead : p.len,
+                                w.raw + ((stage + Stages - 1) % Stages) * w.raw_stage, w.wtid);
+    copy_wait<Stages - 1>();
+    warpgroup_barrier(w.wg);  // this pass's bytes have landed, and every warp's wgmmas of the last pass completed
+    transpose_sources<TilesPerPass>(p, k_first, ks, w.raw + stage * w.raw_stage, w.tiles, w.wtid);
+    stage = stage + 1 == Stages ? 0 : stage + 1;
+  } else {
+    warpgroup_barrier(w.wg);  // every warp's wgmmas of the last pass have completed
+    load_sources<TilesPerPass>(p, k_first, ks, pos0, w.tiles, w.wtid);
+  }
+  fence_async_shared();
+  warpgroup_barrier(w.wg);
+}
+
+// Every group of the block over the pass at pos0, this thread's run of it at pos0 + run. Groups
+// wholly inside the outputs of a pass wholly inside the length, written over, take the short way out
+// (store_whole_group); the rest, store_group. Two loops, so that neither the edge tests nor their
+// address arithmetic sit in the common one.
+template <int OutputsPerGroup, int TilesPerPass>
+__device__ __forceinline__ void pass_outputs(const KernelProblem& p,
+                                             std::uint32_t (&d)[TilesPerPass][4 * OutputsPerGroup],
+                                             const Operands& operands, const OutputBlock& block, std::size_t pos0,
+                                             std::size_t run, bool accumulate, unsigned q) {
+  const int whole = !accumulate && pos0 + 64 * TilesPerPass <= p.len ? block.whole : 0;
+  std::uint8_t* row = p.dst + (block.first + q) * p.dst_pitch + pos0 + run;
+  int G = 0;
+  for (; G < whole; ++G, row += OutputsPerGroup * p.dst_pitch) {
+    group_products<OutputsPerGroup, TilesPerPass>(d, operands, G);
+    store_whole_group<OutputsPerGroup, TilesPerPass>(d, row, 4 * p.dst_pitch);
+  }
+  for (; G < block.groups; ++G) {
+    group_products<OutputsPerGroup, TilesPerPass>(d, operands, G);
+    if (pos0 + run < p.len)
+      store_group<OutputsPerGroup, TilesPerPass>(p, d, block.first + static_cast<std::size_t>(G) * OutputsPerGroup,
+                                                 pos0 + run, accumulate, q);
+  }
+}
+
+// Each block owns up to OutputsPerGroup·groups_max outputs at a time and a share of the passes;
+// sources [k_first, k_first + kTensorMaxSources), ks_max steps of 32 at most.
+template <int OutputsPerGroup, int TilesPerPass, int Warpgroups, int Stages>
+__global__ void __launch_bounds__(Warpgroups * 128, 1)
     tensor_kernel(KernelArgs args, std::size_t k_first, int ks_max, int groups_max) {
-  constexpr int N = 8 * J;
-  constexpr int kPass = 64 * TC;
+  constexpr int kPass = 64 * TilesPerPass;
   extern __shared__ __align__(128) std::uint8_t smem[];
   const KernelProblem p = block_problem(args, blockIdx.z);
   if (p.m == 0 || (k_first > 0 && p.k <= k_first)) return;  // skipped, or no sources in this slice
   const std::size_t slice = p.k > k_first ? p.k - k_first : 0;
   const int ks = slice == 0 ? 1 : static_cast<int>(((slice < kTensorMaxSources ? slice : kTensorMaxSources) + 31) / 32);
   const bool accumulate = args.accumulate || k_first > 0;
-  const std::size_t outputs_per_block = static_cast<std::size_t>(J) * groups_max;
+  const std::size_t outputs_per_block = static_cast<std::size_t>(OutputsPerGroup) * groups_max;
 
   std::uint8_t* coef = smem;
-  std::uint8_t* data = smem + static_cast<std::size_t>(groups_max) * ks_max * N * 32;
+  std::uint8_t* data = smem + static_cast<std::size_t>(groups_max) * ks_max * 8 * OutputsPerGroup * 32;
   const unsigned tid = threadIdx.x, wg = tid / 128, wtid = tid % 128, warp = wtid / 32, lane = tid % 32;
-  std::uint8_t* tiles = data + wg * static_cast<std::size_t>(ks_max) * TC * kTile;
+  std::uint8_t* tiles = data + wg * static_cast<std::size_t>(ks_max) * TilesPerPass * kTile;
   const std::size_t raw_stage = static_cast<std::size_t>(ks_max) * 32 * kPass;
-  std::uint8_t* raw = data + WG * static_cast<std::size_t>(ks_max) * TC * kTile + wg * S * raw_stage;
-  const std::uint32_t tiles_address = static_cast<std::uint32_t>(__cvta_generic_to_shared(tiles));
-  const std::uint32_t coef_address = static_cast<std::uint32_t>(__cvta_generic_to_shared(coef));
-  // This thread's run of 2TC positions within a pass.
-  const std::size_t run = (8 * warp + lane / 4) * 2 * TC;
-  const std::size_t first_pass = (std::size_t{blockIdx.x} * WG + wg) * kPass,
-                    stride = std::size_t{gridDim.x} * WG * kPass;
+  const WarpgroupPasses passes{
+      tiles,
+      data + Warpgroups * static_cast<std::size_t>(ks_max) * TilesPerPass * kTile + wg * Stages * raw_stage,
+      raw_stage,
+      (std::size_t{blockIdx.x} * Warpgroups + wg) * kPass,
+      std::size_t{gridDim.x} * Warpgroups * kPass,
+      wg,
+      wtid};
+  const Operands operands{descriptor(static_cast<std::uint32_t>(__cvta_generic_to_shared(tiles))),
+                          descriptor(static_cast<std::uint32_t>(__cvta_generic_to_shared(coef))), ks};
+  const std::size_t run = (8 * warp + lane / 4) * 2 * TilesPerPass;  // this thread's positions within a pass
 
-  std::uint32_t d[TC][4 * J];
+  std::uint32_t d[TilesPerPass][4 * OutputsPerGroup];
 #pragma unroll
-  for (int T = 0; T < TC; ++T)
+  for (int T = 0; T < TilesPerPass; ++T)
 #pragma unroll
-    for (int i = 0; i < 4 * J; ++i) d[T][i] = 0;
-
-  // Descriptors of the first A tile and of the first coefficient operand; the others are offsets of
-  // these (the address field, in 16-byte units, cannot carry: shared memory ends below 2^18).
-  const std::uint64_t a_desc = descriptor(tiles_address), b_desc = descriptor(coef_address);
-  const std::size_t pitch4 = 4 * p.dst_pitch;
-  // The wgmmas of group G over the pass's A tiles, waited for.
-  auto products = [&](int G) {
-    fence_operands<TC, 4 * J>(d);
-    wgmma_fence();
-    std::uint64_t a = a_desc, b = b_desc + static_cast<std::uint64_t>(G * ks) * (N * 32 / 16);
-    for (int s = 0; s < ks; ++s, a += TC * (kTile / 16), b += N * 32 / 16) {
-#pragma unroll
-      for (int T = 0; T < TC; ++T) mma<N>(d[T], a + T * (kTile / 16), b, s);
-    }
-    wgmma_commit();
-    wgmma_wait<0>();
-    fence_operands<TC, 4 * J>(d);
-  };
+    for (int i = 0; i < 4 * OutputsPerGroup; ++i) d[T][i] = 0;
 
   for (std::size_t i0 = std::size_t{blockIdx.y} * outputs_per_block; i0 < p.m;
        i0 += std::size_t{gridDim.y} * outputs_per_block) {
-    const std::size_t left = (p.m - i0 + J - 1) / J;
+    const std::size_t left = (p.m - i0 + OutputsPerGroup - 1) / OutputsPerGroup;
     const int groups = left < static_cast<std::size_t>(groups_max) ? static_cast<int>(left) : groups_max;
-    const std::size_t inside = (p.m - i0) / J;  // groups with no output past m
-    const int whole_groups = inside < static_cast<std::size_t>(groups) ? static_cast<int>(inside) : groups;
-    __syncthreads();                              // the previous output block is done with every buffer
-    auto* rows = reinterpret_cast<uint2*>(data);  // the bit-matrix rows of all 256 values, for the expansion
-    for (unsigned c = tid; c < 256; c += WG * 128)
-      rows[c] =
-          make_uint2(static_cast<std::uint32_t>(c_rows.rows[c]), static_cast<std::uint32_t>(c_rows.rows[c] >> 32));
-    __syncthreads();
-    expand_coefficients<J>(p, i0, k_first, ks, groups, coef, rows);
-    fence_async_shared();
-    __syncthreads();
-
-    if constexpr (S > 0)
-      for (int f = 0; f < S - 1; ++f)  // the ring's first S - 1 passes (empty copy groups past len)
-        fetch_sources<TC>(p, k_first, ks, first_pass + f * stride < p.len ? first_pass + f * stride : p.len,
-                          raw + f * raw_stage, wtid);
+    const std::size_t inside = (p.m - i0) / OutputsPerGroup;
+    const OutputBlock block{i0, groups, inside < static_cast<std::size_t>(groups) ? static_cast<int>(inside) : groups};
+    expand_block<OutputsPerGroup, Warpgroups>(p, block, k_first, ks, coef, data, tid);
+    if constexpr (Stages > 0) prefetch_ring<TilesPerPass, Stages>(p, k_first, ks, passes);
     int stage = 0;
-    for (std::size_t pos0 = first_pass; pos0 < p.len; pos0 += stride) {
-      if constexpr (S > 0) {
-        // The stage of the pass S - 1 ahead is the one the last pass used: every thread of the
-        // warpgroup has passed the barrier after that pass's transpose.
-        const std::size_t ahead = pos0 + (S - 1) * stride;
-        fetch_sources<TC>(p, k_first, ks, ahead < p.len ? ahead : p.len, raw + ((stage + S - 1) % S) * raw_stage, wtid);
-        copy_wait<S - 1>();
-        warpgroup_barrier(wg);  // this pass's bytes have landed, and every warp's wgmmas of the last pass completed
-        transpose_sources<TC>(p, k_first, ks, raw + stage * raw_stage, tiles, wtid);
-        stage = stage + 1 == S ? 0 : stage + 1;
-      } else {
-        warpgroup_barrier(wg);  // every warp's wgmmas of the last pass have completed
-        load_sources<TC>(p, k_first, ks, pos0, tiles, wtid);
-      }
-      fence_async_shared();
-      warpgroup_barrier(wg);
-      // Groups wholly inside the outputs of a pass wholly inside the length, written over, take the
-      // short way out (store_whole_group); the rest, store_group. Two loops, so that neither the
-      // edge tests nor their address arithmetic sit in the common one.
-      const int whole = !accumulate && pos0 + kPass <= p.len ? whole_groups : 0;
-      std::uint8_t* row = p.dst + (i0 + lane % 4) * p.dst_pitch + pos0 + run;
-      int G = 0;
-      for (; G < whole; ++G, row += J * p.dst_pitch) {
-        products(G);
-        store_whole_group<J, TC>(d, row, pitch4);
-      }
-      for (; G < groups; ++G) {
-        products(G);
-        if (pos0 + run < p.len)
-          store_group<J, TC>(p, d, i0 + static_cast<std::size_t>(G) * J, pos0 + run, accumulate, lane % 4);
-      }
+    for (std::size_t pos0 = passes.first; pos0 < p.len; pos0 += passes.stride) {
+      pass_sources<TilesPerPass, Stages>(p, k_first, ks, pos0, passes, stage);
+      pass_outputs<OutputsPerGroup, TilesPerPass>(p, d, operands, block, pos0, run, accumulate, lane % 4);
     }
-    if constexpr (S > 0) copy_wait<0>();  // nothing left in flight into the ring (only empty groups remain)
+    if constexpr (Stages > 0) copy_wait<0>();  // nothing left in flight into the ring (only empty groups remain)
   }
 }
 
-template <int J, int TC, int WG, int S>
+template <int OutputsPerGroup, int TilesPerPass, int Warpgroups, int Stages>
 std::size_t shared_bytes(int ks, int groups) {
-  return static_cast<std::size_t>(groups) * ks * 8 * J * 32 + static_cast<std::size_t>(WG) * ks * TC * kTile +
-         static_cast<std::size_t>(WG) * S * ks * 32 * 64 * TC;
+  return static_cast<std::size_t>(groups) * ks * 8 * OutputsPerGroup * 32 +
+         static_cast<std::size_t>(Warpgroups) * ks * TilesPerPass * kTile +
+         static_cast<std::size_t>(Warpgroups) * Stages * ks * 32 * 64 * TilesPerPass;
 }
 
-template <int J, int TC, int WG, int S>
+template <int OutputsPerGroup, int TilesPerPass, int Warpgroups, int Stages>
 bool image_present() {
   cudaFuncAttributes attributes;
-  const cudaError_t err = cudaFuncGetAttributes(&attributes, tensor_kernel<J, TC, WG, S>);
+  const cudaError_t err =
+      cudaFuncGetAttributes(&attributes, tensor_kernel<OutputsPerGroup, TilesPerPass, Warpgroups, Stages>);
   if (err != cudaSuccess) cudaGetLastError();  // not sticky; leave no error behind for the next check
   return err == cudaSuccess;
 }
 
-// How many blocks share the passes of one product's output block. One block runs per SM (WG·128
-// threads of 128 registers fill the register file), so blocks run in waves of `sms`, and a block
-// lasts as long as its warpgroups' share of the passes, rounded up, plus the expansion of its
-// coefficients (about a quarter of a pass). The split that finishes soonest, the fewest blocks of
-// equal ones: at m=16384, L=4096 that is 128 blocks of 8 passes a warpgroup, where "two blocks
-// per SM" gave 384 of 3 or 2 (9.75 pass times against 8.25; measured on the H100, n=128
-// 322 -> 405 GB/s and n=32 573 -> 674).
+// How many blocks share the passes of one product's output block. One block runs per SM
+// (Warpgroups·128 threads of 128 registers fill the register file), so blocks run in waves of `sms`,
+// and a block lasts as long as its warpgroups' share of the passes, rounded up, plus the expansion of
+// its coefficients (about a quarter of a pass). The split that finishes soonest, the fewest blocks of
+// equal ones: fewer, longer blocks expand each coefficient fewer times and leave no half-empty last
+// wave (docs/gpu.md, "Blocks").
 std::size_t blocks_along(std::size_t passes, std::size_t others, std::size_t sms, std::size_t warpgroups) {
   const std::size_t most = std::min((passes + warpgroups - 1) / warpgroups, 8 * sms);
   std::size_t along = 1;
@@ -481,24 +544,24 @@ std::size_t blocks_along(std::size_t passes, std::size_t others, std::size_t sms
   return along;
 }
 
-template <int J, int TC, int WG, int S>
+template <int OutputsPerGroup, int TilesPerPass, int Warpgroups, int Stages>
 void launch_kernel(const KernelArgs& args, std::size_t k_first, int ks, int groups, cudaStream_t stream) {
-  const auto kernel = tensor_kernel<J, TC, WG, S>;
+  const auto kernel = tensor_kernel<OutputsPerGroup, TilesPerPass, Warpgroups, Stages>;
   int device = 0, sms = 0;
   check(cudaGetDevice(&device), "reading the current device");
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "reading the SM count");
-  const std::size_t bytes =
-      std::max<std::size_t>(shared_bytes<J, TC, WG, S>(ks, groups), 2048);  // the expansion's row table
+  const std::size_t bytes = std::max<std::size_t>(
+      shared_bytes<OutputsPerGroup, TilesPerPass, Warpgroups, Stages>(ks, groups), 2048);  // the expansion's row table
   check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
         "allowing the tensor kernel its shared memory");
-  const std::size_t blocks_m =
-      (args.max_m + static_cast<std::size_t>(J) * groups - 1) / (static_cast<std::size_t>(J) * groups);
-  const std::size_t passes = (args.max_len + 64 * TC - 1) / (64 * TC);
+  const std::size_t blocks_m = (args.max_m + static_cast<std::size_t>(OutputsPerGroup) * groups - 1) /
+                               (static_cast<std::size_t>(OutputsPerGroup) * groups);
+  const std::size_t passes = (args.max_len + 64 * TilesPerPass - 1) / (64 * TilesPerPass);
   const std::size_t others = std::min<std::size_t>(blocks_m, kMaxGridYZ) * args.count;
-  const std::size_t along = blocks_along(passes, others, static_cast<std::size_t>(sms), WG);
+  const std::size_t along = blocks_along(passes, others, static_cast<std::size_t>(sms), Warpgroups);
   const dim3 grid(static_cast<unsigned>(along), static_cast<unsigned>(std::min<std::size_t>(blocks_m, kMaxGridYZ)),
                   args.count);
-  kernel<<<grid, WG * 128, bytes, stream>>>(args, k_first, ks, groups);
+  kernel<<<grid, Warpgroups * 128, bytes, stream>>>(args, k_first, ks, groups);
   check_launch("tensor");
 }
 
@@ -506,35 +569,34 @@ void launch_kernel(const KernelArgs& args, std::size_t k_first, int ks, int grou
 // output's coefficients, else the shallower one, else none (loads straight into the A tiles).
 constexpr int kDeepStages = 6, kStages = 4;
 
-template <int J, int TC, int WG>
+template <int OutputsPerGroup, int TilesPerPass, int Warpgroups>
 void launch_shape(const KernelArgs& args, std::size_t max_k, cudaStream_t stream) {
-  const std::size_t want_groups = (args.max_m + J - 1) / J;
+  const std::size_t want_groups = (args.max_m + OutputsPerGroup - 1) / OutputsPerGroup;
   // Products of more than kTensorMaxSources sources go in slices, the later ones accumulating.
   for (std::size_t k_first = 0; k_first == 0 || k_first < max_k; k_first += kTensorMaxSources) {
     const std::size_t slice = std::min<std::size_t>(max_k - k_first, kTensorMaxSources);
     const int ks = slice == 0 ? 1 : static_cast<int>((slice + 31) / 32);
-    int groups = static_cast<int>(std::min<std::size_t>(want_groups, kMaxOutputs / J));
-    if (shared_bytes<J, TC, WG, kDeepStages>(ks, groups) <= kSharedLimit) {
-      launch_kernel<J, TC, WG, kDeepStages>(args, k_first, ks, groups, stream);
+    int groups = static_cast<int>(std::min<std::size_t>(want_groups, kMaxOutputs / OutputsPerGroup));
+    if (shared_bytes<OutputsPerGroup, TilesPerPass, Warpgroups, kDeepStages>(ks, groups) <= kSharedLimit) {
+      launch_kernel<OutputsPerGroup, TilesPerPass, Warpgroups, kDeepStages>(args, k_first, ks, groups, stream);
       continue;
     }
-    if (shared_bytes<J, TC, WG, kStages>(ks, groups) <= kSharedLimit) {
-      launch_kernel<J, TC, WG, kStages>(args, k_first, ks, groups, stream);
+    if (shared_bytes<OutputsPerGroup, TilesPerPass, Warpgroups, kStages>(ks, groups) <= kSharedLimit) {
+      launch_kernel<OutputsPerGroup, TilesPerPass, Warpgroups, kStages>(args, k_first, ks, groups, stream);
       continue;
     }
-    while (groups > 1 && shared_bytes<J, TC, WG, 0>(ks, groups) > kSharedLimit) --groups;
-    launch_kernel<J, TC, WG, 0>(args, k_first, ks, groups, stream);
+    while (groups > 1 && shared_bytes<OutputsPerGroup, TilesPerPass, Warpgroups, 0>(ks, groups) > kSharedLimit)
+      --groups;
+    launch_kernel<OutputsPerGroup, TilesPerPass, Warpgroups, 0>(args, k_first, ks, groups, stream);
   }
 }
 
 }  // namespace
 
 // Groups of 8 outputs (N = 64) and 128 positions per pass: 64 accumulators a thread, so four
-// warpgroups fit and four warps per scheduler hide each other's latencies (measured: two warpgroups
-// of twice the tile, or two accumulator sets so that a warp packs one group or tile while the next
-// one's wgmmas run, were slower). Groups of 4 outputs and 256-position passes for products of at
-// most 8 outputs (RS parity), which would leave half of N idle or, at 5 to 8 outputs, move half as
-// many bytes per pass (RS 32+8 on the H100: 1600 GB/s of data against 1240).
+// warpgroups fit and four warps per scheduler hide each other's latencies. Groups of 4 outputs and
+// 256-position passes for products of at most 8 outputs (RS parity), which would otherwise leave half
+// of N idle or, at 5 to 8 outputs, move half as many bytes per pass. (docs/gpu.md: the shapes tried.)
 bool tensor_kernel_present() {
   return image_present<8, 2, 4, 0>() && image_present<8, 2, 4, kStages>() && image_present<8, 2, 4, kDeepStages>() &&
          image_present<4, 4, 4, 0>() && image_present<4, 4, 4, kStages>() && image_present<4, 4, 4, kDeepStages>();

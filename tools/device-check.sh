@@ -3,10 +3,10 @@
 #
 #   tools/device-check.sh prepare [BUILD_DIR]   on the build machine (CUDA toolkit, Boost, ISA-L):
 #       builds the GPU targets in BUILD_DIR (default build-gpu) and assembles build-gpu-carry/ with
-#       the test and bench programs, libisal.so.2 (GPU hosts have no ISA-L) and the commit they were
+#       the test and bench programs (the bench's seed-style baselines have their own tests), libisal.so.2 (GPU hosts have no ISA-L) and the commit they were
 #       built from.
 #   tools/device-check.sh run [CARRY_DIR]       on the GPU host (default build-gpu-carry):
-#       runs the GPU tests and the RS codec's tests (on the CUDA engine, which backend auto picks
+#       runs the GPU tests, the bench baselines' tests and the RS codec's tests (on the CUDA engine, which backend auto picks
 #       there), the GPU benchmarks (ncast-bench gpu), then the GPU tests again under
 #       compute-sanitizer memcheck and racecheck; writes logs, JSON lines and a markdown results
 #       table to $OUT (default ./device-check-out) and prints a short table last.
@@ -24,14 +24,15 @@ prepare() {
   local carry=$root/build-gpu-carry
   set -e
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DNCAST_ENABLE_CUDA=ON >/dev/null
-  cmake --build "$build" -j "$(nproc)" --target gpu_tests rs_tests ncast-bench
+  cmake --build "$build" -j "$(nproc)" --target gpu_tests bench_baselines_tests rs_tests ncast-bench
   rm -rf "$carry"
   mkdir -p "$carry"
-  cp "$build/tests/gpu/gpu_tests" "$build/tests/coding/rs/rs_tests" "$build/tools/bench/ncast-bench" "$carry/"
+  cp "$build/tests/gpu/gpu_tests" "$build/tests/tools/bench/bench_baselines_tests" "$build/tests/coding/rs/rs_tests" \
+    "$build/tools/bench/ncast-bench" "$carry/"
   cp -L "$(ldconfig -p | awk '/libisal\.so\.2 /{print $NF; exit}')" "$carry/libisal.so.2"
   local commit
   commit=$(git -C "$root" rev-parse --short HEAD)
-  git -C "$root" diff --quiet HEAD -- gpu tests/gpu tools/bench || commit="$commit+uncommitted"
+  git -C "$root" diff --quiet HEAD -- gpu tests/gpu tests/tools/bench tools/bench || commit="$commit+uncommitted"
   echo "$commit" >"$carry/COMMIT"
   du -sh "$carry"
 }
@@ -42,8 +43,8 @@ run() {
   mkdir -p "$out"
   export LD_LIBRARY_PATH="$carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export NCAST_TEST_DATA_DIR="$root/tests/data"  # the known-answer files, wherever this tree now lies
-  [ -x "$carry/gpu_tests" ] && [ -x "$carry/ncast-bench" ] || {
-    echo "device-check: $carry lacks gpu_tests or ncast-bench; run 'tools/device-check.sh prepare' where ncast builds" >&2
+  [ -x "$carry/gpu_tests" ] && [ -x "$carry/bench_baselines_tests" ] && [ -x "$carry/ncast-bench" ] || {
+    echo "device-check: $carry lacks gpu_tests, bench_baselines_tests or ncast-bench; run 'tools/device-check.sh prepare' where ncast builds" >&2
     exit 2
   }
   local log=$out/device-check.log
@@ -57,14 +58,15 @@ run() {
   date=$(date -u +%Y-%m-%d)
   say "device-check: $date, GPU ${gpu:-none}, driver ${driver:-none}, commit $commit"
 
-  # 1. The GPU test suite, plain: every kernel against the CPU engine.
+  # 1. The GPU test suites, plain: every kernel against the CPU engine, the bench's baselines too.
   say "== tests"
-  "$carry/gpu_tests" --gtest_brief=1 >"$out/tests.log" 2>&1
-  local tests_rc=$?
-  tail -3 "$out/tests.log" | tee -a "$log"
-  local skipped
-  skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\{0,1\}[,.].*/\1/p' "$out/tests.log" | head -1)
-  skipped=${skipped:-0}
+  local tests_rc=0 skipped=0 suite count
+  for suite in gpu_tests bench_baselines_tests; do
+    "$carry/$suite" --gtest_brief=1 >"$out/$suite.log" 2>&1 || tests_rc=1
+    tail -3 "$out/$suite.log" | tee -a "$log"
+    count=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\{0,1\}[,.].*/\1/p' "$out/$suite.log" | head -1)
+    skipped=$((skipped + ${count:-0}))
+  done
   [ "$tests_rc" -eq 0 ] || status=1
   # Three tests are for machines without a device; anything else skipped means a GPU test did not run.
   [ "$skipped" -le 3 ] || { say "device-check: $skipped tests skipped on a GPU host"; status=1; }
@@ -82,26 +84,47 @@ run() {
   local san_filter='-*n128_L65536:*n256_L65536:*OutOfMemory*:*round1:*round32:*round64'
   local limit=${NCAST_SANITIZER_TIMEOUT:-300}  # seconds per sanitizer run
   # racecheck runs in two halves at once (it is bound by the host's processing of each launch): the
-  # kernels on the small shapes, and the products, engines and decoders (85 s and 200 s on the H100).
+  # kernels on the small shapes, then the baselines; and the products, engines and decoders (85 s and
+  # 200 s on the H100).
   local race_kernels='*n1_*:*n2_*:*n17_*:*n32_*-*L65536'
+  local race_baselines='*n1_*:*n2_*:*n17_*:*n32_*:SeedKernelProducts.*-*L65536'
   local race_rest='KernelProducts.*:KernelBatch.*:TensorKernel.*:CudaEngine.*:BatchDecoder.*:ProgressiveDecoder.*:*round7'
+  # sanitize TOOL SUITE FILTER: one suite under one tool, its output appended to $out/TOOL.log.
+  sanitize() {
+    local extra=()
+    [ "$1" = memcheck ] && extra=(--leak-check full)
+    [ "$1" = racecheck ] && extra=(--racecheck-report all)
+    timeout "$limit" compute-sanitizer --tool "$1" --error-exitcode 99 "${extra[@]}" \
+      "$carry/$2" --gtest_brief=1 --gtest_filter="$3" >>"$out/$1-$4.log" 2>&1
+  }
   say "== compute-sanitizer memcheck"
-  timeout "$limit" compute-sanitizer --tool memcheck --error-exitcode 99 --leak-check full \
-    "$carry/gpu_tests" --gtest_brief=1 --gtest_filter="$san_filter" >"$out/memcheck.log" 2>&1
-  local mem_rc=$?
-  tail -2 "$out/memcheck.log" | tee -a "$log"
-  say "== compute-sanitizer racecheck"
-  local half rcs=() pids=()
-  for half in "$race_kernels" "$race_rest"; do
-    timeout "$limit" compute-sanitizer --tool racecheck --error-exitcode 99 --racecheck-report all \
-      "$carry/gpu_tests" --gtest_brief=1 --gtest_filter="$half" >"$out/racecheck-${#pids[@]}.log" 2>&1 &
-    pids+=($!)
+  local mem_rc=0 rc
+  : >"$out/memcheck-0.log"
+  for suite in gpu_tests bench_baselines_tests; do
+    sanitize memcheck "$suite" "$san_filter" 0
+    rc=$?
+    [ "$rc" -eq 0 ] || mem_rc=$rc
   done
-  local race_rc=0 i
-  for i in "${!pids[@]}"; do
-    wait "${pids[$i]}"
-    rcs[$i]=$?
-    [ "${rcs[$i]}" -eq 0 ] || race_rc=${rcs[$i]}
+  mv "$out/memcheck-0.log" "$out/memcheck.log"
+  grep 'ERROR SUMMARY' "$out/memcheck.log" | tee -a "$log"
+  say "== compute-sanitizer racecheck"
+  : >"$out/racecheck-0.log"
+  : >"$out/racecheck-1.log"
+  local pids=()
+  (
+    sanitize racecheck gpu_tests "$race_kernels" 0
+    rc=$?
+    sanitize racecheck bench_baselines_tests "$race_baselines" 0 || exit
+    exit $rc
+  ) &
+  pids+=($!)
+  sanitize racecheck gpu_tests "$race_rest" 1 &
+  pids+=($!)
+  local race_rc=0 pid
+  for pid in "${pids[@]}"; do
+    wait "$pid"
+    rc=$?
+    [ "$rc" -eq 0 ] || race_rc=$rc
   done
   cat "$out/racecheck-0.log" "$out/racecheck-1.log" >"$out/racecheck.log" && rm -f "$out"/racecheck-[01].log
   grep 'RACECHECK SUMMARY' "$out/racecheck.log" | tee -a "$log"

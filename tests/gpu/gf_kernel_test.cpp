@@ -1,6 +1,6 @@
-// Every GPU kernel (and every compiled prmt tile) against the CPU engine on random data, with the
-// outputs and the bytes around them poisoned; and every one of the 65536 products against a
-// table-free reference.
+// Every GPU kernel the engine chooses from (and every compiled prmt tile) against the CPU engine on
+// random data, with the outputs and the bytes around them poisoned (product_checks.hpp); every one of
+// the 65536 products against a table-free reference; batches of products; the automatic choice.
 #include "gpu/gf_kernel.hpp"
 
 #include <gtest/gtest.h>
@@ -15,13 +15,17 @@
 
 #include "coding/cpu_engine.hpp"
 #include "gpu/device_memory.hpp"
-#include "tests/coding/gf_reference.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
+#include "tests/gpu/product_checks.hpp"
 
 namespace ncast::gpu {
 namespace {
 
+using gpu::testing::expect_cpu_agreement;
+using gpu::testing::expect_every_product;
+using gpu::testing::expect_zero_outputs_without_sources;
 using gpu::testing::from_device;
+using gpu::testing::NamedMultiply;
 using gpu::testing::poison_bytes;
 using gpu::testing::PoisonedMatrix;
 using gpu::testing::random_bytes;
@@ -45,58 +49,22 @@ std::vector<Variant> all_variants() {
   return out;
 }
 
+// Every kernel and compiled tile, as the shared checks (product_checks.hpp) call them.
+std::vector<NamedMultiply> all_multiplies() {
+  std::vector<NamedMultiply> out;
+  for (const Variant& v : all_variants())
+    out.push_back({v.name(), [v](const Product& product, bool accumulate) {
+                     multiply(v.kernel, product, accumulate, nullptr, v.tile);
+                   }});
+  return out;
+}
+
 class KernelAgreement : public ::testing::TestWithParam<std::tuple<std::size_t, std::size_t>> {};
 
 TEST_P(KernelAgreement, EveryKernelMatchesTheCpuEngine) {
   NCAST_REQUIRE_CUDA_DEVICE();
   const auto [n, len] = GetParam();
-  std::mt19937_64 rng(n * 1000003 + len);
-  CpuEngine cpu;
-  for (std::size_t m : {std::size_t{1}, std::size_t{5}, std::size_t{37}}) {
-    std::vector<std::uint8_t> coefs(m * n);
-    for (auto& c : coefs) c = random_coef(rng);
-    std::vector<std::vector<std::uint8_t>> srcs(n), start(m), expect(m), expect_acc(m);
-    for (auto& s : srcs) s = random_bytes(len, rng);
-    for (std::size_t i = 0; i < m; ++i) start[i] = random_bytes(len, rng);
-    std::vector<const std::uint8_t*> src_ptrs;
-    for (const auto& s : srcs) src_ptrs.push_back(s.data());
-    std::vector<std::uint8_t*> out_ptrs, acc_ptrs;
-    for (std::size_t i = 0; i < m; ++i) {
-      expect[i] = poison_bytes(len, rng);
-      expect_acc[i] = start[i];
-      out_ptrs.push_back(expect[i].data());
-      acc_ptrs.push_back(expect_acc[i].data());
-    }
-    cpu.multiply(coefs.data(), m, n, src_ptrs.data(), out_ptrs.data(), len, false);
-    cpu.multiply(coefs.data(), m, n, src_ptrs.data(), acc_ptrs.data(), len, true);
-
-    const std::size_t coef_pitch = n + 3;  // odd: coefficients have no layout rule
-    std::vector<std::uint8_t> coef_rows = poison_bytes(m * coef_pitch, rng);
-    for (std::size_t i = 0; i < m; ++i)
-      std::copy(coefs.begin() + static_cast<long>(i * n), coefs.begin() + static_cast<long>((i + 1) * n),
-                coef_rows.begin() + static_cast<long>(i * coef_pitch));
-    DeviceBuffer coef_buf(coef_rows.size(), "test coefficients");
-    to_device(coef_buf.get(), coef_rows);
-    PoisonedMatrix src(n, len, rng);
-    src.set_rows(srcs);
-
-    for (const Variant& v : all_variants()) {
-      SCOPED_TRACE(v.name() + ", m=" + std::to_string(m));
-      const ConstDeviceMatrixRef c{coef_buf.get(), m, n, coef_pitch};
-      for (bool accumulate : {false, true}) {
-        PoisonedMatrix dst(m, len, rng);
-        if (accumulate) dst.set_rows(start);
-        multiply(v.kernel, {c, src.ref(), dst.ref()}, accumulate, nullptr, v.tile);
-        check(cudaDeviceSynchronize(), "running the kernel");
-        const auto all = from_device(dst.buffer.get(), dst.buffer.size());
-        const auto& want = accumulate ? expect_acc : expect;
-        for (std::size_t i = 0; i < m; ++i)
-          ASSERT_EQ(dst.row(all, i), want[i]) << "output row " << i << (accumulate ? " (accumulate)" : "");
-        ASSERT_TRUE(dst.outside_untouched(all)) << "a byte outside the outputs changed";
-        ASSERT_EQ(from_device(src.buffer.get(), src.buffer.size()), src.initial) << "the sources changed";
-      }
-    }
-  }
+  expect_cpu_agreement(all_multiplies(), n, len);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, KernelAgreement,
@@ -109,30 +77,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, KernelAgreement,
 
 TEST(KernelProducts, EveryProductMatchesTheTableFreeReference) {
   NCAST_REQUIRE_CUDA_DEVICE();
-  // Output row c is coefficient c times the source row x = 0..255 (then 0, 1, 2 again, a tail that
-  // is not a whole word): all 65536 products.
-  constexpr std::size_t kLen = 259;
-  std::mt19937_64 rng(11);
-  std::vector<std::uint8_t> coefs(256);
-  for (unsigned c = 0; c < 256; ++c) coefs[c] = static_cast<std::uint8_t>(c);
-  std::vector<std::uint8_t> row(kLen);
-  for (std::size_t x = 0; x < kLen; ++x) row[x] = static_cast<std::uint8_t>(x);
-  DeviceBuffer coef_buf(256, "test coefficients");
-  to_device(coef_buf.get(), coefs);
-  PoisonedMatrix src(1, kLen, rng);
-  src.set_rows({row});
-  for (const Variant& v : all_variants()) {
-    SCOPED_TRACE(v.name());
-    PoisonedMatrix dst(256, kLen, rng);
-    multiply(v.kernel, {{coef_buf.get(), 256, 1, 1}, src.ref(), dst.ref()}, false, nullptr, v.tile);
-    check(cudaDeviceSynchronize(), "running the kernel");
-    const auto all = from_device(dst.buffer.get(), dst.buffer.size());
-    for (unsigned c = 0; c < 256; ++c) {
-      const auto got = dst.row(all, c);
-      for (std::size_t x = 0; x < kLen; ++x)
-        ASSERT_EQ(got[x], ncast::testing::slow_mul(static_cast<std::uint8_t>(c), row[x])) << "c=" << c << " x=" << x;
-    }
-  }
+  expect_every_product(all_multiplies());
 }
 
 TEST(KernelBatch, ProductsOfDifferentShapesInOneLaunch) {
@@ -240,15 +185,7 @@ TEST(KernelChoice, AutomaticPicksTheTensorKernelOrBitsliceWhereTheyWin) {
 
 TEST(KernelProducts, NoSourcesGiveZeroOutputs) {
   NCAST_REQUIRE_CUDA_DEVICE();
-  std::mt19937_64 rng(12);
-  for (const Variant& v : all_variants()) {
-    SCOPED_TRACE(v.name());
-    PoisonedMatrix src(0, 100, rng), dst(3, 100, rng);
-    multiply(v.kernel, {{nullptr, 3, 0, 0}, src.ref(), dst.ref()}, false, nullptr, v.tile);
-    check(cudaDeviceSynchronize(), "running the kernel");
-    const auto all = from_device(dst.buffer.get(), dst.buffer.size());
-    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(dst.row(all, i), std::vector<std::uint8_t>(100, 0));
-  }
+  expect_zero_outputs_without_sources(all_multiplies());
 }
 
 TEST(KernelArguments, BadShapesAndLayoutsAreRefused) {
@@ -268,12 +205,8 @@ TEST(KernelArguments, BadShapesAndLayoutsAreRefused) {
 TEST(KernelNames, RoundTrip) {
   for (Kernel k : all_kernels()) EXPECT_EQ(parse_kernel(to_string(k)), k);
   EXPECT_FALSE(parse_kernel("fast"));
-  EXPECT_FALSE(is_seed_style(Kernel::prmt));
-  EXPECT_FALSE(is_seed_style(Kernel::bitslice));
-  EXPECT_FALSE(is_seed_style(Kernel::tensor_b1));
+  EXPECT_FALSE(parse_kernel("product-table"));  // a bench baseline (tools/bench/baselines), not the engine's
   EXPECT_EQ(parse_kernel("tensor-b1"), Kernel::tensor_b1);
-  EXPECT_FALSE(is_seed_style(Kernel::automatic));
-  EXPECT_TRUE(is_seed_style(Kernel::product_table));
   EXPECT_EQ(parse_kernel("auto"), Kernel::automatic);
 }
 

@@ -1,6 +1,6 @@
 // ncast-bench gpu: the CUDA engine's kernels side by side on one device, timed with device events,
-// each checked against the CPU engine before it is timed. The seed-style kernels run in the same
-// process and are the anchors (ratio against the 64 KiB product table, the best of them; the other
+// each checked against the CPU engine before it is timed. The seed-style kernels (baselines/) run in
+// the same process and are the anchors (ratio against the 64 KiB product table, the best of them; the other
 // two ratios are in the record too). The host-resident cases run beside this host's CPUs: RS beside
 // ISA-L, batched RLNC encode beside the CPU encoder, both on every hardware thread.
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <variant>
 #include <vector>
 
 #include "coding/cpu_engine.hpp"
@@ -27,6 +28,7 @@
 #include "gpu/gf_kernel.hpp"
 #include "gpu/progressive_decoder.hpp"
 #include "gpu/rs_device.hpp"
+#include "tools/bench/baselines/seed_kernels.hpp"
 #include "tools/bench/bench.hpp"
 #include "tools/bench/isal_anchor.hpp"
 #include "tools/bench/subcommands.hpp"
@@ -35,15 +37,21 @@ namespace ncast::bench {
 namespace {
 
 namespace po = boost::program_options;
+using baselines::SeedKernel;
 using gpu::Kernel;
 
+// A kernel the engine chooses from (with a prmt tile or its own choice of one), or a seed-style anchor.
 struct Variant {
-  Kernel kernel;
+  std::variant<Kernel, SeedKernel> kernel;
   std::optional<gpu::PrmtTile> tile;
   std::string name() const {
-    std::string n(gpu::to_string(kernel));
+    std::string n(std::visit([](auto k) { return to_string(k); }, kernel));
     if (tile) n.append(" ").append(std::to_string(tile->outputs)).append("x").append(std::to_string(tile->words));
     return n;
+  }
+  void multiply(const gpu::Product& product, cudaStream_t stream) const {
+    if (const auto* seed = std::get_if<SeedKernel>(&kernel)) baselines::multiply(*seed, product, false, stream);
+    else gpu::multiply(std::get<Kernel>(kernel), product, false, stream, tile);
   }
 };
 
@@ -135,7 +143,7 @@ void run_device_case(const std::string& name, std::size_t n, std::size_t m, std:
     const gpu::Product product{coefs.cref(), src.cref(), dst.ref()};
     gpu::check(cudaMemset2D(dst.ref().data, dst.pitch(), 0xA5, dst.cols(), dst.rows()), "poisoning outputs");
     gpu::check(cudaDeviceSynchronize(), "poisoning outputs");  // `stream` does not wait for the legacy stream
-    gpu::multiply(v.kernel, product, false, stream.get(), v.tile);
+    v.multiply(product, stream.get());
     stream.synchronize("checking a kernel");
     for (std::size_t s = 0; s < sample_rows.size(); ++s) {
       std::vector<std::uint8_t> got(len);
@@ -145,13 +153,13 @@ void run_device_case(const std::string& name, std::size_t n, std::size_t m, std:
         throw std::runtime_error("kernel " + v.name() + " disagrees with the CPU engine on output row " +
                                  std::to_string(sample_rows[s]) + " of case " + name);
     }
-    const double rate = device_gb_per_s([&](cudaStream_t s) { gpu::multiply(v.kernel, product, false, s, v.tile); },
-                                        counted, common.seconds, stream.get());
+    const double rate =
+        device_gb_per_s([&](cudaStream_t s) { v.multiply(product, s); }, counted, common.seconds, stream.get());
     results.emplace_back(v, rate);
   }
-  auto rate_of = [&](Kernel k) {
+  auto rate_of = [&](SeedKernel k) {
     for (const auto& [v, r] : results)
-      if (v.kernel == k && !v.tile) return r;
+      if (v.kernel == decltype(v.kernel)(k)) return r;
     return 0.0;
   };
   for (const auto& [v, rate] : results) {
@@ -165,9 +173,10 @@ void run_device_case(const std::string& name, std::size_t n, std::size_t m, std:
     r["len"] = len;
     r["counts"] = count_output ? "coded output" : "data input";
     r["gb_per_s"] = rate;
-    if (const double loop = rate_of(Kernel::nuclei_loop); loop > 0) r["vs_nuclei_loop"] = rate / loop;
-    if (const double logexp = rate_of(Kernel::gibraltar_logexp); logexp > 0) r["vs_gibraltar_logexp"] = rate / logexp;
-    if (const double table = rate_of(Kernel::product_table); table > 0) {
+    if (const double loop = rate_of(SeedKernel::nuclei_loop); loop > 0) r["vs_nuclei_loop"] = rate / loop;
+    if (const double logexp = rate_of(SeedKernel::gibraltar_logexp); logexp > 0)
+      r["vs_gibraltar_logexp"] = rate / logexp;
+    if (const double table = rate_of(SeedKernel::product_table); table > 0) {
       r["anchor"] = "gpu product-table";
       r["anchor_gb_per_s"] = table;
     }
@@ -547,7 +556,6 @@ void run_decode_payload_case(std::size_t count, const std::vector<Kernel>& kerne
   }
   gpu::Stream stream;
   for (Kernel kernel : kernels) {
-    if (gpu::is_seed_style(kernel)) continue;  // minutes at this size, and no anchor is needed here
     gpu::ProductBatch batch;
     for (std::size_t g = 0; g < count; ++g) batch.add({coefs[g].cref(), sources[g].cref(), outs[g].ref()});
     for (auto& o : outs)
@@ -658,13 +666,17 @@ int run_gpu(int argc, char** argv) {
   for (const auto& c : cases)
     if (std::find(kCases.begin(), kCases.end(), c) == kCases.end()) throw po::error("unknown case '" + c + "'");
   if (cases.empty()) cases = kCases;
+  std::vector<SeedKernel> seeds;
   std::vector<Kernel> kernels;
   for (const auto& name : kernel_names) {
-    const auto k = gpu::parse_kernel(name);
-    if (!k) throw po::error("unknown kernel '" + name + "'");
-    kernels.push_back(*k);
+    if (const auto seed = baselines::parse_seed_kernel(name)) seeds.push_back(*seed);
+    else if (const auto k = gpu::parse_kernel(name)) kernels.push_back(*k);
+    else throw po::error("unknown kernel '" + name + "'");
   }
-  if (kernels.empty()) kernels.assign(gpu::all_kernels().begin(), gpu::all_kernels().end());
+  if (kernel_names.empty()) {
+    seeds.assign(baselines::all_seed_kernels().begin(), baselines::all_seed_kernels().end());
+    kernels.assign(gpu::all_kernels().begin(), gpu::all_kernels().end());
+  }
   if (coded == 0 || rs_len == 0) throw po::error("--coded and --rs-bytes must be positive");
 
   std::string why;
@@ -673,8 +685,9 @@ int run_gpu(int argc, char** argv) {
   gpu::DeviceGuard guard(devices.front().index);
   std::cerr << "ncast-bench gpu: device " << devices.front().index << ": " << gpu::describe(devices.front()) << "\n";
 
-  std::vector<Variant> variants;
-  variants.reserve(kernels.size());
+  std::vector<Variant> variants;  // the anchors first
+  variants.reserve(seeds.size() + kernels.size());
+  for (SeedKernel k : seeds) variants.push_back({k, std::nullopt});
   for (Kernel k : kernels) variants.push_back({k, std::nullopt});
   std::vector<Variant> rlnc_variants = variants;
   if (all_tiles)

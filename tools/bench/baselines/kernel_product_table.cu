@@ -1,11 +1,15 @@
 // The full product table: all 256×256 products (64 KiB) in shared memory, one lookup per byte
 // (the row of the coefficient is the same for the whole warp, the column is the data byte). Blocks
 // stay resident and loop over tiles, since building the table costs each block 64 Ki products.
-// Kept as a seed-style baseline.
+// A seed-style baseline for ncast-bench.
 #include "gpu/cuda_check.hpp"
 #include "gpu/kernel_common.cuh"
+#include "tools/bench/baselines/seed_launch.hpp"
 
-namespace ncast::gpu::detail {
+namespace ncast::bench::baselines {
+
+using namespace gpu::detail;  // the kernels' argument types and device helpers
+
 namespace {
 
 constexpr unsigned kThreads = 256;
@@ -54,20 +58,20 @@ __global__ void __launch_bounds__(kThreads)
 
 void launch_product_table(const KernelArgs& args, cudaStream_t stream) {
   static_assert(kTableBytes > 48 * 1024, "needs the opt-in for more than 48 KiB of dynamic shared memory");
-  check(cudaFuncSetAttribute(product_table_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kTableBytes),
-        "allowing the product-table kernel 64 KiB of shared memory");
+  gpu::check(cudaFuncSetAttribute(product_table_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kTableBytes),
+             "allowing the product-table kernel 64 KiB of shared memory");
   int device = 0, sms = 0, per_sm = 0;
-  check(cudaGetDevice(&device), "reading the current device");
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "reading the SM count");
-  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, product_table_kernel, kThreads, kTableBytes),
-        "reading the product-table kernel's occupancy");
+  gpu::check(cudaGetDevice(&device), "reading the current device");
+  gpu::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "reading the SM count");
+  gpu::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, product_table_kernel, kThreads, kTableBytes),
+             "reading the product-table kernel's occupancy");
   const std::size_t col_blocks = ((args.max_len + 3) / 4 + kThreads - 1) / kThreads;
   const std::size_t row_tiles = (args.max_m + kOutputs - 1) / kOutputs;
   const std::size_t tiles = col_blocks * row_tiles * args.count;
   const std::size_t resident = static_cast<std::size_t>(sms) * static_cast<std::size_t>(per_sm > 0 ? per_sm : 1);
   const auto blocks = static_cast<unsigned>(tiles < resident ? tiles : resident);
   product_table_kernel<<<blocks, kThreads, kTableBytes, stream>>>(args, col_blocks, row_tiles);
-  check_launch("product_table");
+  gpu::check_launch("product_table");
 }
 
-}  // namespace ncast::gpu::detail
+}  // namespace ncast::bench::baselines

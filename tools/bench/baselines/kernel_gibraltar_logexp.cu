@@ -1,10 +1,14 @@
 // Gibraltar's encoder (Curry, Skjellum, Ward, Brightwell 2011, §4): log and exp tables copied into
 // shared memory, each thread reading 4 bytes of every source and keeping its outputs in registers;
-// a product is exp[log c + log b], two table lookups per byte. Kept as the seed-style baseline.
+// a product is exp[log c + log b], two table lookups per byte. A seed-style baseline for ncast-bench.
 #include "gpu/cuda_check.hpp"
 #include "gpu/kernel_common.cuh"
+#include "tools/bench/baselines/seed_launch.hpp"
 
-namespace ncast::gpu::detail {
+namespace ncast::bench::baselines {
+
+using namespace gpu::detail;  // the kernels' argument types and device helpers
+
 namespace {
 
 constexpr unsigned kThreads = 256;
@@ -48,7 +52,7 @@ void launch_gibraltar_logexp(const KernelArgs& args, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>((words + kThreads - 1) / kThreads),
                   static_cast<unsigned>(tiles < kMaxGridYZ ? tiles : kMaxGridYZ), args.count);
   gibraltar_logexp_kernel<<<grid, kThreads, 0, stream>>>(args);
-  check_launch("gibraltar_logexp");
+  gpu::check_launch("gibraltar_logexp");
 }
 
-}  // namespace ncast::gpu::detail
+}  // namespace ncast::bench::baselines

@@ -1,11 +1,15 @@
 // Nuclei's encoder (Shojania, Li, Wang, INFOCOM 2009, Fig. 4 and §IV-C): a GF(2^8) multiply of a
 // coefficient by four bytes at once with shifts, masks and a multiply by 0x1D for the reduction,
 // looping over the coefficient's bits; each thread computes one 4-byte word of one coded block.
-// Kept as the seed-style baseline, not tuned beyond the paper.
+// A seed-style baseline for ncast-bench, not tuned beyond the paper.
 #include "gpu/cuda_check.hpp"
 #include "gpu/kernel_common.cuh"
+#include "tools/bench/baselines/seed_launch.hpp"
 
-namespace ncast::gpu::detail {
+namespace ncast::bench::baselines {
+
+using namespace gpu::detail;  // the kernels' argument types and device helpers
+
 namespace {
 
 constexpr unsigned kThreads = 256;
@@ -41,7 +45,7 @@ void launch_nuclei_loop(const KernelArgs& args, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>((words + kThreads - 1) / kThreads),
                   static_cast<unsigned>(args.max_m < kMaxGridYZ ? args.max_m : kMaxGridYZ), args.count);
   nuclei_loop_kernel<<<grid, kThreads, 0, stream>>>(args);
-  check_launch("nuclei_loop");
+  gpu::check_launch("nuclei_loop");
 }
 
-}  // namespace ncast::gpu::detail
+}  // namespace ncast::bench::baselines
