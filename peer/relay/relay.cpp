@@ -17,8 +17,8 @@ Relay::Relay(boost::asio::io_context& io, const StreamReceiver& receiver, const 
   server::ServerConfig cfg;
   cfg.listen = listen;
   const auto& p = receiver.params();
-  cfg.max_datagram = static_cast<std::uint16_t>(std::clamp<std::size_t>(proto::coded_packet_size(p.n, p.symbol_size),
-                                                                        proto::kMinDatagram, proto::kMaxDatagram));
+  cfg.max_datagram = static_cast<std::uint16_t>(
+      std::clamp<std::size_t>(proto::coded_packet_size(p.n, p.symbol_size), proto::kMinDatagram, proto::kMaxDatagram));
   if (max_rate_bps > 0) cfg.session_rate = max_rate_bps / 8;
   cfg.idle_timeout_ms = 5000;
   server_ = std::make_unique<server::Server>(io, cfg, identity_);

@@ -23,8 +23,8 @@ namespace ncast::peer {
 class Relay {
  public:
   // The receiver must have adopted its stream. max_rate_bps caps each downstream session (0: no cap).
-  Relay(boost::asio::io_context& io, const StreamReceiver& receiver, const net::Address& listen,
-        std::uint32_t relay_id, double max_rate_bps);
+  Relay(boost::asio::io_context& io, const StreamReceiver& receiver, const net::Address& listen, std::uint32_t relay_id,
+        double max_rate_bps);
   ~Relay();
   Relay(const Relay&) = delete;
   Relay& operator=(const Relay&) = delete;
