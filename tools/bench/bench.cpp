@@ -10,6 +10,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "cli/subcommand_line.hpp"
+#include "cli/subcommands.hpp"
 #include "coding/cpu_caches.hpp"
 
 namespace ncast::bench {
@@ -27,14 +29,8 @@ void add_common_options(po::options_description& desc, CommonOptions& common) {
 
 bool parse_options(int argc, char** argv, const std::string& usage, po::options_description& desc,
                    CommonOptions& common) {
-  po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
-  if (vm.count("help")) {
-    std::cout << usage << "\n\n" << desc << "\n";
-    return false;
-  }
-  po::notify(vm);
-  if (!(common.seconds > 0)) throw po::error("--seconds must be positive");
+  if (!cli::parse_subcommand_line(argc, argv, usage, desc, {}, std::cout)) return false;
+  if (!(common.seconds > 0)) throw cli::UsageError("--seconds must be positive");
   pin_to_cpu(common.cpu);
   return true;
 }

@@ -23,7 +23,7 @@ struct CommonOptions {
 // Adds --json, --markdown, --seconds, --cpu and --seed to a subcommand's options.
 void add_common_options(boost::program_options::options_description& desc, CommonOptions& common);
 // Parses argv for a subcommand; prints help and returns false when --help was given.
-// Throws boost::program_options::error on bad input.
+// Throws cli::UsageError on bad input.
 bool parse_options(int argc, char** argv, const std::string& usage, boost::program_options::options_description& desc,
                    CommonOptions& common);
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/subcommands.hpp"
 #include "coding/region.hpp"
 #include "tools/bench/bench.hpp"
 #include "tools/bench/isal_anchor.hpp"
@@ -103,15 +104,16 @@ int run_gf(int argc, char** argv) {
   } else {
     for (const auto& name : level_names) {
       auto level = gf::parse_level(name);
-      if (!level) throw po::error("unknown level '" + name + "' (use scalar, avx2, avx2-gfni or avx512-gfni)");
-      if (!gf::cpu_supports(*level)) throw po::error("this CPU cannot run level '" + name + "'");
+      if (!level) throw cli::UsageError("unknown level '" + name + "' (use scalar, avx2, avx2-gfni or avx512-gfni)");
+      if (!gf::cpu_supports(*level)) throw cli::UsageError("this CPU cannot run level '" + name + "'");
       levels.push_back(*level);
     }
   }
   for (const auto& k : kernels)
-    if (k != "mul" && k != "mul_add" && k != "dot" && k != "dot_multi") throw po::error("unknown kernel '" + k + "'");
+    if (k != "mul" && k != "mul_add" && k != "dot" && k != "dot_multi")
+      throw cli::UsageError("unknown kernel '" + k + "'");
   for (std::size_t s : sizes)
-    if (s == 0) throw po::error("--bytes must be positive");
+    if (s == 0) throw cli::UsageError("--bytes must be positive");
 
   Reporter reporter(common);
   for (const Case& c : kCases) {

@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "cli/subcommands.hpp"
 #include "coding/cpu_engine.hpp"
 #include "coding/rlnc/decoder.hpp"
 #include "coding/rlnc/encoder.hpp"
@@ -664,20 +665,20 @@ int run_gpu(int argc, char** argv) {
   add_common_options(desc, common);
   if (!parse_options(argc, argv, "usage: ncast-bench gpu [options]", desc, common)) return 0;
   for (const auto& c : cases)
-    if (std::find(kCases.begin(), kCases.end(), c) == kCases.end()) throw po::error("unknown case '" + c + "'");
+    if (std::find(kCases.begin(), kCases.end(), c) == kCases.end()) throw cli::UsageError("unknown case '" + c + "'");
   if (cases.empty()) cases = kCases;
   std::vector<SeedKernel> seeds;
   std::vector<Kernel> kernels;
   for (const auto& name : kernel_names) {
     if (const auto seed = baselines::parse_seed_kernel(name)) seeds.push_back(*seed);
     else if (const auto k = gpu::parse_kernel(name)) kernels.push_back(*k);
-    else throw po::error("unknown kernel '" + name + "'");
+    else throw cli::UsageError("unknown kernel '" + name + "'");
   }
   if (kernel_names.empty()) {
     seeds.assign(baselines::all_seed_kernels().begin(), baselines::all_seed_kernels().end());
     kernels.assign(gpu::all_kernels().begin(), gpu::all_kernels().end());
   }
-  if (coded == 0 || rs_len == 0) throw po::error("--coded and --rs-bytes must be positive");
+  if (coded == 0 || rs_len == 0) throw cli::UsageError("--coded and --rs-bytes must be positive");
 
   std::string why;
   const auto devices = gpu::usable_devices(&why);

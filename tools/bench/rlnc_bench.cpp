@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/subcommands.hpp"
 #include "coding/backend.hpp"
 #include "coding/rlnc/decoder.hpp"
 #include "coding/rlnc/encoder.hpp"
@@ -228,18 +229,18 @@ int run_rlnc(int argc, char** argv) {
   if (!parse_options(argc, argv, "usage: ncast-bench rlnc [--n N...] [--symbol L...] [options]", desc, common))
     return 0;
   const auto b = parse_backend(backend);
-  if (!b) throw po::error("--backend must be auto, cpu or cuda");
-  if (*b == Backend::cuda) throw po::error("--backend cuda: the RLNC codec runs on the CPU only so far");
+  if (!b) throw cli::UsageError("--backend must be auto, cpu or cuda");
+  if (*b == Backend::cuda) throw cli::UsageError("--backend cuda: the RLNC codec runs on the CPU only so far");
   if (!ns.empty()) s.ns = ns;
   if (!symbols.empty()) s.symbols = symbols;
   if (!ops.empty()) s.ops = ops;
   for (const auto& op : s.ops)
-    if (op != "encode" && op != "decode" && op != "recode") throw po::error("unknown --op '" + op + "'");
+    if (op != "encode" && op != "decode" && op != "recode") throw cli::UsageError("unknown --op '" + op + "'");
   for (std::size_t n : s.ns)
-    if (n < 1 || n > rlnc::kMaxSymbols) throw po::error("--n must be in 1..256");
+    if (n < 1 || n > rlnc::kMaxSymbols) throw cli::UsageError("--n must be in 1..256");
   for (std::size_t l : s.symbols)
-    if (l < 1 || l > rlnc::kMaxSymbolSize) throw po::error("--symbol must be in 1..65536");
-  if (s.batch < 1 || s.batch > rlnc::kMaxSymbols) throw po::error("--batch must be in 1..256");
+    if (l < 1 || l > rlnc::kMaxSymbolSize) throw cli::UsageError("--symbol must be in 1..65536");
+  if (s.batch < 1 || s.batch > rlnc::kMaxSymbols) throw cli::UsageError("--batch must be in 1..256");
 
   Reporter reporter(common);
   for (std::size_t n : s.ns)

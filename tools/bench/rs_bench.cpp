@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/subcommands.hpp"
 #include "coding/rs/codec.hpp"
 #include "coding/simd_level.hpp"
 #include "tools/bench/bench.hpp"
@@ -96,8 +97,9 @@ class CodeCase {
         generator_(isal_generator(codec_)),
         isal_encoder_(generator_.data() + c.k * c.k, c.m, c.k) {
     if (lost_ > c.m || lost_ > c.k)
-      throw po::error("--lost " + std::to_string(lost_) + ": a " + std::to_string(c.k) + "+" + std::to_string(c.m) +
-                      " code rebuilds at most " + std::to_string(std::min(c.m, c.k)) + " data shards");
+      throw cli::UsageError("--lost " + std::to_string(lost_) + ": a " + std::to_string(c.k) + "+" +
+                            std::to_string(c.m) + " code rebuilds at most " + std::to_string(std::min(c.m, c.k)) +
+                            " data shards");
     std::mt19937_64 rng(seed);
     for (std::size_t i = 0; i < c.k + c.m; ++i) {
       ptrs_.push_back(buffer());
@@ -207,20 +209,20 @@ int run_rs(int argc, char** argv) {
   if (!parse_options(argc, argv, "usage: ncast-bench rs [--k K --m M] [options]", desc, common)) return 0;
 
   const auto kind = rs::parse_matrix_kind(matrix);
-  if (!kind || *kind == rs::MatrixKind::custom) throw po::error("--matrix must be cauchy or vandermonde");
+  if (!kind || *kind == rs::MatrixKind::custom) throw cli::UsageError("--matrix must be cauchy or vandermonde");
   s.matrix = *kind;
   s.uncached = !no_uncached;
   const auto b = parse_backend(backend);
-  if (!b) throw po::error("--backend must be auto, cpu or cuda");
+  if (!b) throw cli::UsageError("--backend must be auto, cpu or cuda");
   s.backend = *b;
-  if (s.shard == 0) throw po::error("--shard must be positive");
-  if ((k == 0) != (m == 0)) throw po::error("give both --k and --m, or neither for the default cases");
+  if (s.shard == 0) throw cli::UsageError("--shard must be positive");
+  if ((k == 0) != (m == 0)) throw cli::UsageError("give both --k and --m, or neither for the default cases");
   std::vector<Code> codes = kDefaultCodes;
   if (k != 0) {
     try {
       rs::check_code_size(k, m);
     } catch (const std::invalid_argument& e) {
-      throw po::error(e.what());
+      throw cli::UsageError(e.what());
     }
     codes = {{k, m}};
   }

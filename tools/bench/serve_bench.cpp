@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "cli/rate.hpp"
+#include "cli/subcommands.hpp"
 #include "peer/swarm/swarm.hpp"
 #include "protocol/packets.hpp"
 #include "server/options.hpp"
@@ -255,22 +256,23 @@ void add_serve_options(po::options_description& desc, ServeOptions& o) {
       "draw peers against late segments and server CPU into this PNG (gnuplot; .dat and .gp beside it)");
 }
 
-// Throws po::error for a value out of range; resolves --anchor-run 0 to the pacing burst.
+// Throws cli::UsageError for a value out of range; resolves --anchor-run 0 to the pacing burst.
 void check_serve_options(ServeOptions& o, double bitrate) {
-  if (!(bitrate >= 8000)) throw po::error("--bitrate must be at least 8k");
-  if (!(o.media_seconds > 0) || !(o.budget_s > 0) || !(o.anchor_seconds > 0)) throw po::error("times must be positive");
-  if (o.start < 1 || o.max < o.start) throw po::error("want 1 <= --start <= --max");
+  if (!(bitrate >= 8000)) throw cli::UsageError("--bitrate must be at least 8k");
+  if (!(o.media_seconds > 0) || !(o.budget_s > 0) || !(o.anchor_seconds > 0))
+    throw cli::UsageError("times must be positive");
+  if (o.start < 1 || o.max < o.start) throw cli::UsageError("want 1 <= --start <= --max");
   if (!(o.precision > 0) || !(o.late_limit > 0 && o.late_limit < 1))
-    throw po::error("--precision and --late-limit must be in (0, 1)");
-  if (o.n < 1 || o.n > 256) throw po::error("--symbols must be 1..256");
-  if (o.pacing_burst < 1 || o.pacing_burst > 32) throw po::error("--pacing-burst must be 1..32");
+    throw cli::UsageError("--precision and --late-limit must be in (0, 1)");
+  if (o.n < 1 || o.n > 256) throw cli::UsageError("--symbols must be 1..256");
+  if (o.pacing_burst < 1 || o.pacing_burst > 32) throw cli::UsageError("--pacing-burst must be 1..32");
   if (o.anchor_run == 0) o.anchor_run = o.pacing_burst;
-  if (o.anchor_run > 64) throw po::error("--anchor-run must be 0..64");
-  if (o.servers < 1 || o.servers > 256) throw po::error("--servers must be 1..256");
-  if (o.server_threads < 1 || o.server_threads > 256) throw po::error("--server-threads must be 1..256");
-  if (o.pacing_tick_us > 100000) throw po::error("--pacing-tick-us must be 0..100000");
+  if (o.anchor_run > 64) throw cli::UsageError("--anchor-run must be 0..64");
+  if (o.servers < 1 || o.servers > 256) throw cli::UsageError("--servers must be 1..256");
+  if (o.server_threads < 1 || o.server_threads > 256) throw cli::UsageError("--server-threads must be 1..256");
+  if (o.pacing_tick_us > 100000) throw cli::UsageError("--pacing-tick-us must be 0..100000");
   if (proto::coded_packet_size(0, o.symbol_size) > 1200)
-    throw po::error("--symbol-size must keep coded packets within 1200 octets");
+    throw cli::UsageError("--symbol-size must keep coded packets within 1200 octets");
   swarm::parse_loss(o.loss);
 }
 

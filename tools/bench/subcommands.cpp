@@ -2,8 +2,8 @@
 
 namespace ncast::bench {
 
-std::span<const Subcommand> subcommands() {
-  static constexpr Subcommand kAll[] = {
+std::span<const cli::Subcommand> subcommands() {
+  static constexpr cli::Subcommand kAll[] = {
       {"gf", "GF(2^8) region kernels per SIMD level, against ISA-L ec_encode_data", run_gf},
       {"rs", "Reed-Solomon encode and decode (cached and first call), against ISA-L", run_rs},
       {"rlnc", "RLNC encode, progressive decode and recode on one core, against ISA-L", run_rlnc},
