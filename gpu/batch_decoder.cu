@@ -94,6 +94,130 @@ struct alignas(16) Tables {
   std::uint32_t c;
 };
 
+// Row RPW·warp + i of the job's matrix into rows[i], lane l holding words l, l + 32, …; bit i of the
+// result set where that row does not exist.
+template <int WPL, int RPW>
+__device__ __forceinline__ std::uint32_t load_rows(const InvertJob& job, std::uint32_t (&rows)[RPW][WPL],
+                                                   std::uint32_t warp, std::uint32_t lane) {
+  std::uint32_t missing = 0;
+#pragma unroll
+  for (int i = 0; i < RPW; ++i) {
+    const std::uint32_t r = warp * RPW + i;
+    if (r >= job.n) missing |= 1u << i;
+#pragma unroll
+    for (int x = 0; x < WPL; ++x) {
+      std::uint32_t v = 0;
+      const std::uint32_t col = 4 * (lane + 32 * x);
+      if (r < job.n)
+        for (std::uint32_t b = 0; b < 4 && col + b < job.n; ++b)
+          v |= std::uint32_t{job.coefs[r * job.coef_pitch + col + b]} << (8 * b);
+      rows[i][x] = v;
+    }
+  }
+  return missing;
+}
+
+// Column p of this warp's rows, four to a word (row 4k + b in byte b of word k), as lane
+// (p / 4) % 32 holds them.
+template <int WPL, int RPW>
+__device__ __forceinline__ void gather_column(const std::uint32_t (&rows)[RPW][WPL], std::uint32_t p,
+                                              std::uint32_t (&column)[RPW / 4]) {
+  const std::uint32_t x = p >> 7, pair = (p & 3) | ((4 + (p & 3)) << 4);
+  auto two = [&](int i) { return __byte_perm(word_at<WPL>(rows[i], x), word_at<WPL>(rows[i + 1], x), pair); };
+#pragma unroll
+  for (int k = 0; k < RPW / 4; ++k) column[k] = __byte_perm(two(4 * k), two(4 * k + 2), 0x5410);
+}
+
+// Posts this warp's first unused row with a non-zero in column p (cand, kNone if none) and its words
+// (cand_row).
+template <int WPL, int RPW>
+__device__ __forceinline__ void post_candidate(const std::uint32_t (&rows)[RPW][WPL], std::uint32_t used,
+                                               std::uint32_t p, std::uint32_t warp, std::uint32_t lane,
+                                               std::uint32_t& cand, std::uint32_t* cand_row) {
+  std::uint32_t column[RPW / 4], nonzero = 0;
+  gather_column<WPL, RPW>(rows, p, column);
+#pragma unroll
+  for (int k = 0; k < RPW / 4; ++k) {
+    // 0x80 in each non-zero byte, then the four flags gathered into bits 0-3 by one multiply.
+    const std::uint32_t w = column[k], high = (w | ((w & 0x7F7F7F7Fu) + 0x7F7F7F7Fu)) & 0x80808080u;
+    nonzero |= (((high >> 7) * 0x01020408u) >> 24) << (4 * k);
+  }
+  nonzero = __shfl_sync(kFull, nonzero, (p >> 2) & 31) & ~used;
+  if (lane == 0) cand = nonzero ? warp * RPW + __ffs(nonzero) - 1 : kNone;
+  if (nonzero == 0) return;
+  const int first = __ffs(nonzero) - 1;
+#pragma unroll
+  for (int x = 0; x < WPL; ++x) {
+    // A tree of selects on the bits of first.
+    std::uint32_t a[RPW / 2], b[RPW / 4], c[RPW / 8];
+#pragma unroll
+    for (int i = 0; i < RPW / 2; ++i) a[i] = first & 1 ? rows[2 * i + 1][x] : rows[2 * i][x];
+#pragma unroll
+    for (int i = 0; i < RPW / 4; ++i) b[i] = first & 2 ? a[2 * i + 1] : a[2 * i];
+#pragma unroll
+    for (int i = 0; i < RPW / 8; ++i) c[i] = first & 4 ? b[2 * i + 1] : b[2 * i];
+    std::uint32_t v = c[0];
+    if constexpr (RPW == 16) v = first & 8 ? c[1] : c[0];
+    cand_row[lane + 32 * x] = v;
+  }
+}
+
+// The new pivot row of column p (1/a times candidate row qrow with column p set to 1), its selectors,
+// and the mask that clears column p in the other rows.
+template <int WPL>
+struct PivotRow {
+  std::uint32_t words[WPL], keep[WPL];
+  Selectors sel[WPL];
+};
+
+// Column p is byte `shift` / 8 of word xp · 32 + lp of a row; scale holds the tables of 1/a.
+template <int WPL>
+__device__ __forceinline__ void pivot_row(const std::uint32_t* qrow, const Tables& scale, std::uint32_t xp,
+                                          std::uint32_t lp, std::uint32_t shift, std::uint32_t lane, PivotRow<WPL>& r) {
+#pragma unroll
+  for (int x = 0; x < WPL; ++x) {
+    const bool at_p = x == static_cast<int>(xp) && lane == lp;
+    std::uint32_t w = qrow[lane + 32 * x];
+    if (at_p) w = (w & ~(0xFFu << shift)) | (1u << shift);
+    r.words[x] = lookup(scale.ab, scale.c, selectors(w));
+    r.keep[x] = at_p ? ~(0xFFu << shift) : ~0u;
+    r.sel[x] = selectors(r.words[x]);
+  }
+}
+
+// Every row is updated the same way, so the loop has no branches: rows past n are zero and stay so
+// (their factor is 0); row q takes the new pivot row.
+template <int WPL, int RPW>
+__device__ __forceinline__ void update_rows(std::uint32_t (&rows)[RPW][WPL], const Tables (&factor)[RPW],
+                                            const PivotRow<WPL>& pivot, std::uint32_t warp, std::uint32_t q) {
+#pragma unroll
+  for (int i = 0; i < RPW; ++i) {
+    const bool is_q = warp * RPW + i == q;
+#pragma unroll
+    for (int x = 0; x < WPL; ++x) {
+      const std::uint32_t updated = (rows[i][x] & pivot.keep[x]) ^ lookup(factor[i].ab, factor[i].c, pivot.sel[x]);
+      rows[i][x] = is_q ? pivot.words[x] : updated;
+    }
+  }
+}
+
+// inverse[step of r][row of step l] = R[r][l]
+template <int WPL, int RPW>
+__device__ __forceinline__ void store_inverse(const InvertJob& job, const std::uint32_t (&rows)[RPW][WPL],
+                                              const std::uint16_t* row_of_step, const std::uint16_t* step_of_row,
+                                              std::uint32_t warp, std::uint32_t lane) {
+#pragma unroll
+  for (int i = 0; i < RPW; ++i) {
+    const std::uint32_t r = warp * RPW + i;
+    if (r >= job.n) break;
+    std::uint8_t* out = job.inverse + std::size_t{step_of_row[r]} * job.inverse_pitch;
+#pragma unroll
+    for (int x = 0; x < WPL; ++x)
+      for (std::uint32_t b = 0, l = 4 * (lane + 32 * x); b < 4 && l < job.n; ++b, ++l)
+        out[row_of_step[l]] = static_cast<std::uint8_t>(rows[i][x] >> (8 * b));
+  }
+}
+
 template <int WPL, int RPW>
 __global__ void __launch_bounds__(kMaxN / RPW * 32) invert_kernel(const InvertJob* jobs, int* singular) {
   static_assert((RPW == 8 || RPW == 16) && WPL >= 1 && WPL <= 2);
@@ -108,72 +232,20 @@ __global__ void __launch_bounds__(kMaxN / RPW * 32) invert_kernel(const InvertJo
     split_tables(c, of[c].ab, of[c].c);
     split_tables(c_inverse.of[c], inverse_of[c].ab, inverse_of[c].c);
   }
-
   std::uint32_t rows[RPW][WPL];
-  std::uint32_t used = 0;  // bit i: row RPW·warp + i was a pivot row or does not exist (the same in every lane)
-#pragma unroll
-  for (int i = 0; i < RPW; ++i) {
-    const std::uint32_t r = warp * RPW + i;
-    if (r >= n) used |= 1u << i;
-#pragma unroll
-    for (int x = 0; x < WPL; ++x) {
-      std::uint32_t v = 0;
-      const std::uint32_t col = 4 * (lane + 32 * x);
-      if (r < n)
-        for (std::uint32_t b = 0; b < 4 && col + b < n; ++b)
-          v |= std::uint32_t{job.coefs[r * job.coef_pitch + col + b]} << (8 * b);
-      rows[i][x] = v;
-    }
-  }
+  // bit i: row RPW·warp + i was a pivot row or does not exist (the same in every lane)
+  std::uint32_t used = load_rows<WPL, RPW>(job, rows, warp, lane);
 
-  // Column p of this warp's rows, four to a word (row 4k + b in byte b of word k), as lane
-  // (p / 4) % 32 holds them.
-  auto gather_column = [&](std::uint32_t p, std::uint32_t(&column)[RPW / 4]) {
-    const std::uint32_t x = p >> 7, pair = (p & 3) | ((4 + (p & 3)) << 4);
-    auto two = [&](int i) { return __byte_perm(word_at<WPL>(rows[i], x), word_at<WPL>(rows[i + 1], x), pair); };
-#pragma unroll
-    for (int k = 0; k < RPW / 4; ++k) column[k] = __byte_perm(two(4 * k), two(4 * k + 2), 0x5410);
-  };
-  // Posts this warp's first unused row with a non-zero in column p, and its words, to slot.
-  auto post_candidate = [&](std::uint32_t p, unsigned slot) {
-    std::uint32_t column[RPW / 4], nonzero = 0;
-    gather_column(p, column);
-#pragma unroll
-    for (int k = 0; k < RPW / 4; ++k) {
-      // 0x80 in each non-zero byte, then the four flags gathered into bits 0-3 by one multiply.
-      const std::uint32_t w = column[k], high = (w | ((w & 0x7F7F7F7Fu) + 0x7F7F7F7Fu)) & 0x80808080u;
-      nonzero |= (((high >> 7) * 0x01020408u) >> 24) << (4 * k);
-    }
-    nonzero = __shfl_sync(kFull, nonzero, (p >> 2) & 31) & ~used;
-    if (lane == 0) cand[slot][warp] = nonzero ? warp * RPW + __ffs(nonzero) - 1 : kNone;
-    if (nonzero == 0) return;
-    const int first = __ffs(nonzero) - 1;
-#pragma unroll
-    for (int x = 0; x < WPL; ++x) {
-      // A tree of selects on the bits of first.
-      std::uint32_t a[RPW / 2], b[RPW / 4], c[RPW / 8];
-#pragma unroll
-      for (int i = 0; i < RPW / 2; ++i) a[i] = first & 1 ? rows[2 * i + 1][x] : rows[2 * i][x];
-#pragma unroll
-      for (int i = 0; i < RPW / 4; ++i) b[i] = first & 2 ? a[2 * i + 1] : a[2 * i];
-#pragma unroll
-      for (int i = 0; i < RPW / 8; ++i) c[i] = first & 4 ? b[2 * i + 1] : b[2 * i];
-      std::uint32_t v = c[0];
-      if constexpr (RPW == 16) v = first & 8 ? c[1] : c[0];
-      cand_rows[slot][warp][lane + 32 * x] = v;
-    }
-  };
-
-  post_candidate(0, 0);
+  post_candidate<WPL, RPW>(rows, used, 0, warp, lane, cand[0][warp], cand_rows[0][warp]);
   __syncthreads();
   for (std::uint32_t p = 0; p < n; ++p) {
     const unsigned slot = p & 1;
     const std::uint32_t xp = p >> 7, lp = (p >> 2) & 31, shift = 8 * (p & 3);
     // First what does not depend on the pivot row, so its latency overlaps the pivot's: column p of
-    // this warp's rows (gathered in lane lp four rows to a word, shuffled to all) and each row's
-    // factor tables.
+    // this warp's rows (gathered in lane (p / 4) % 32 four rows to a word, shuffled to all) and each
+    // row's factor tables.
     std::uint32_t column[RPW / 4];
-    gather_column(p, column);
+    gather_column<WPL, RPW>(rows, p, column);
 #pragma unroll
     for (int k = 0; k < RPW / 4; ++k) column[k] = __shfl_sync(kFull, column[k], lp);
     Tables factor[RPW];
@@ -186,51 +258,19 @@ __global__ void __launch_bounds__(kMaxN / RPW * 32) invert_kernel(const InvertJo
       return;
     }
     const std::uint32_t* qrow = cand_rows[slot][q / RPW];
-    const Tables scale = inverse_of[reinterpret_cast<const std::uint8_t*>(qrow)[p]];
-    // The new pivot row (1/a times row q with column p set to 1), its selectors, and the mask that
-    // clears column p in the other rows.
-    std::uint32_t pivot[WPL], keep[WPL];
-    Selectors sel[WPL];
-#pragma unroll
-    for (int x = 0; x < WPL; ++x) {
-      const bool at_p = x == static_cast<int>(xp) && lane == lp;
-      std::uint32_t w = qrow[lane + 32 * x];
-      if (at_p) w = (w & ~(0xFFu << shift)) | (1u << shift);
-      pivot[x] = lookup(scale.ab, scale.c, selectors(w));
-      keep[x] = at_p ? ~(0xFFu << shift) : ~0u;
-      sel[x] = selectors(pivot[x]);
-    }
-    // Every row is updated the same way, so the loop has no branches: rows past n are zero and stay
-    // so (their factor is 0); row q takes the new pivot row.
-#pragma unroll
-    for (int i = 0; i < RPW; ++i) {
-      const bool is_q = warp * RPW + i == q;
-#pragma unroll
-      for (int x = 0; x < WPL; ++x) {
-        const std::uint32_t updated = (rows[i][x] & keep[x]) ^ lookup(factor[i].ab, factor[i].c, sel[x]);
-        rows[i][x] = is_q ? pivot[x] : updated;
-      }
-    }
+    PivotRow<WPL> pivot;
+    pivot_row<WPL>(qrow, inverse_of[reinterpret_cast<const std::uint8_t*>(qrow)[p]], xp, lp, shift, lane, pivot);
+    update_rows<WPL, RPW>(rows, factor, pivot, warp, q);
     if (q / RPW == warp) used |= 1u << (q % RPW);
     if (tid == 0) {
       row_of_step[p] = static_cast<std::uint16_t>(q);
       step_of_row[q] = static_cast<std::uint16_t>(p);
     }
-    if (p + 1 < n) post_candidate(p + 1, slot ^ 1);
+    if (p + 1 < n)
+      post_candidate<WPL, RPW>(rows, used, p + 1, warp, lane, cand[slot ^ 1][warp], cand_rows[slot ^ 1][warp]);
     __syncthreads();
   }
-
-  // inverse[step of r][row of step l] = R[r][l]
-#pragma unroll
-  for (int i = 0; i < RPW; ++i) {
-    const std::uint32_t r = warp * RPW + i;
-    if (r >= n) break;
-    std::uint8_t* out = job.inverse + std::size_t{step_of_row[r]} * job.inverse_pitch;
-#pragma unroll
-    for (int x = 0; x < WPL; ++x)
-      for (std::uint32_t b = 0, l = 4 * (lane + 32 * x); b < 4 && l < n; ++b, ++l)
-        out[row_of_step[l]] = static_cast<std::uint8_t>(rows[i][x] >> (8 * b));
-  }
+  store_inverse<WPL, RPW>(job, rows, row_of_step, step_of_row, warp, lane);
 }
 
 // The prmt tile for the payload product: the largest that still gives every SM two blocks, since a

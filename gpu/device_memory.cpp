@@ -14,50 +14,24 @@ DeviceGuard::~DeviceGuard() {
   if (cudaGetDevice(&current) == cudaSuccess && current != previous_) cudaSetDevice(previous_);
 }
 
-DeviceBuffer::DeviceBuffer(std::size_t bytes, const char* what) : size_(bytes) {
+std::uint8_t* DeviceMemory::allocate(std::size_t bytes, const char* what) {
   check(cudaGetDevice(&device_), "reading the current device");
-  if (bytes > 0) data_ = static_cast<std::uint8_t*>(device_alloc(bytes, what));
+  return bytes > 0 ? static_cast<std::uint8_t*>(device_alloc(bytes, what)) : nullptr;
 }
 
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
-  if (this != &other) {
-    release();
-    data_ = std::exchange(other.data_, nullptr);
-    size_ = std::exchange(other.size_, 0);
-    device_ = std::exchange(other.device_, -1);
-  }
-  return *this;
-}
-
-void DeviceBuffer::release() noexcept {
-  if (data_ == nullptr) return;
+void DeviceMemory::deallocate(std::uint8_t* data) const noexcept {
   int current = -1;
   cudaGetDevice(&current);
   if (current != device_) cudaSetDevice(device_);
-  cudaFree(data_);
+  cudaFree(data);
   if (current != device_) cudaSetDevice(current);
-  data_ = nullptr;
-  size_ = 0;
 }
 
-PinnedBuffer::PinnedBuffer(std::size_t bytes, const char* what) : size_(bytes) {
-  if (bytes > 0) data_ = static_cast<std::uint8_t*>(pinned_alloc(bytes, what));
+std::uint8_t* PinnedMemory::allocate(std::size_t bytes, const char* what) {
+  return bytes > 0 ? static_cast<std::uint8_t*>(pinned_alloc(bytes, what)) : nullptr;
 }
 
-PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& other) noexcept {
-  if (this != &other) {
-    release();
-    data_ = std::exchange(other.data_, nullptr);
-    size_ = std::exchange(other.size_, 0);
-  }
-  return *this;
-}
-
-void PinnedBuffer::release() noexcept {
-  if (data_ != nullptr) cudaFreeHost(data_);
-  data_ = nullptr;
-  size_ = 0;
-}
+void PinnedMemory::deallocate(std::uint8_t* data) noexcept { cudaFreeHost(data); }
 
 Stream::Stream() { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating a stream"); }
 Stream::~Stream() { cudaStreamDestroy(stream_); }

@@ -22,41 +22,58 @@ class DeviceGuard {
   int previous_ = -1;
 };
 
-class DeviceBuffer {
+// The shell of an owned allocation: `size()` bytes at `get()`, movable, released on destruction
+// through Memory, which allocates, deallocates, and keeps what deallocating needs to know.
+template <class Memory>
+class Buffer : private Memory {
  public:
-  DeviceBuffer() = default;
-  // bytes of device memory on the current device; `what` names the use in an out-of-memory message.
-  DeviceBuffer(std::size_t bytes, const char* what);
-  ~DeviceBuffer() { release(); }
-  DeviceBuffer(DeviceBuffer&& other) noexcept { *this = std::move(other); }
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  Buffer() = default;
+  // `what` names the use in an out-of-memory message.
+  Buffer(std::size_t bytes, const char* what) : data_(Memory::allocate(bytes, what)), size_(bytes) {}
+  ~Buffer() { release(); }
+  Buffer(Buffer&& other) noexcept { *this = std::move(other); }
+  Buffer& operator=(Buffer&& other) noexcept {
+    if (this != &other) {
+      release();
+      data_ = std::exchange(other.data_, nullptr);
+      size_ = std::exchange(other.size_, 0);
+      static_cast<Memory&>(*this) = std::exchange(static_cast<Memory&>(other), Memory{});
+    }
+    return *this;
+  }
 
   std::uint8_t* get() const { return data_; }
   std::size_t size() const { return size_; }
 
  private:
-  void release() noexcept;
+  void release() noexcept {
+    if (data_ != nullptr) Memory::deallocate(data_);
+    data_ = nullptr;
+    size_ = 0;
+  }
   std::uint8_t* data_ = nullptr;
   std::size_t size_ = 0;
+};
+
+// Device memory on the device current at allocation, freed on that device whichever is current then.
+class DeviceMemory {
+ protected:
+  std::uint8_t* allocate(std::size_t bytes, const char* what);
+  void deallocate(std::uint8_t* data) const noexcept;
+
+ private:
   int device_ = -1;
 };
 
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  PinnedBuffer(std::size_t bytes, const char* what);
-  ~PinnedBuffer() { release(); }
-  PinnedBuffer(PinnedBuffer&& other) noexcept { *this = std::move(other); }
-  PinnedBuffer& operator=(PinnedBuffer&& other) noexcept;
-
-  std::uint8_t* get() const { return data_; }
-  std::size_t size() const { return size_; }
-
- private:
-  void release() noexcept;
-  std::uint8_t* data_ = nullptr;
-  std::size_t size_ = 0;
+// Page-locked host memory.
+class PinnedMemory {
+ protected:
+  static std::uint8_t* allocate(std::size_t bytes, const char* what);
+  static void deallocate(std::uint8_t* data) noexcept;
 };
+
+using DeviceBuffer = Buffer<DeviceMemory>;
+using PinnedBuffer = Buffer<PinnedMemory>;
 
 // A non-blocking stream on the current device.
 class Stream {

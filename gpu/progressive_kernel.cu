@@ -40,6 +40,94 @@ __host__ __device__ inline Layout layout_for(std::uint32_t max_n, std::uint32_t 
   return l;
 }
 
+// Products through log/exp tables in shared memory: a·b with log a given; log 0 is a sentinel that
+// lands in the zero part of exp.
+struct LogExp {
+  const std::uint16_t* log;
+  const std::uint8_t* exp;
+  __device__ std::uint8_t times(std::uint32_t log_a, std::uint8_t b) const { return exp[log_a + log[b]]; }
+};
+
+// A block's working set in shared memory (layout_for) and its job's sizes: the round's new rows and
+// their transforms, the arrival being eliminated (v) and its transform (t), which columns are pivots
+// of the state (old), each new row's pivot column, scratch logs, and each arrival's new row.
+struct Round {
+  std::uint8_t *rows, *trans, *v, *t, *old;
+  std::uint16_t *pivots, *logs;
+  std::uint8_t* row_of;
+  std::uint32_t max_n, tw, n, width;
+};
+
+// Arrival j reduced by the round's earlier new rows (zero in each other's pivots, so independently),
+// its transform beside it; pivot ends as its first non-zero column (n: none).
+__device__ __forceinline__ void reduce_arrival(const EliminateJob& job, const Round& r, const LogExp& gf,
+                                               std::uint32_t j, std::uint32_t h, std::uint32_t& pivot) {
+  const std::uint32_t tid = threadIdx.x;
+  const std::uint8_t* raw = job.coefs + j * job.vector_pitch;
+  const std::uint8_t* reduced = job.reduced + j * job.vector_pitch;
+  for (std::uint32_t c = tid; c < r.n; c += kThreads) {
+    r.v[c] = raw[c] ^ reduced[c];    // zero in every held pivot column
+    r.t[c] = r.old[c] ? raw[c] : 0;  // the held slots it was reduced by
+  }
+  for (std::uint32_t c = r.n + tid; c < r.width; c += kThreads) r.t[c] = c - r.n == j;  // its own raw payload
+  if (tid == 0) pivot = r.n;
+  __syncthreads();
+  for (std::uint32_t i = tid; i < h; i += kThreads) r.logs[i] = gf.log[r.v[r.pivots[i]]];
+  __syncthreads();
+  for (std::uint32_t c = tid; c < r.n; c += kThreads) {
+    std::uint8_t a = r.v[c];
+    for (std::uint32_t i = 0; i < h; ++i) a ^= gf.times(r.logs[i], r.rows[i * r.max_n + c]);
+    r.v[c] = a;
+    if (a != 0) atomicMin(&pivot, c);
+  }
+  for (std::uint32_t c = tid; c < r.width; c += kThreads) {
+    std::uint8_t a = r.t[c];
+    for (std::uint32_t i = 0; i < h; ++i) a ^= gf.times(r.logs[i], r.trans[i * r.tw + c]);
+    r.t[c] = a;
+  }
+  __syncthreads();
+}
+
+// The reduced arrival, innovative with pivot column p, scaled to a unit at p as new row h; column p
+// cleared from the earlier new rows.
+__device__ __forceinline__ void add_new_row(const Round& r, const LogExp& gf, std::uint32_t h, std::uint32_t p) {
+  const std::uint32_t tid = threadIdx.x;
+  const std::uint32_t log_inverse = 255 - gf.log[r.v[p]];
+  for (std::uint32_t c = tid; c < r.n; c += kThreads) r.rows[h * r.max_n + c] = gf.times(log_inverse, r.v[c]);
+  for (std::uint32_t c = tid; c < r.width; c += kThreads) r.trans[h * r.tw + c] = gf.times(log_inverse, r.t[c]);
+  __syncthreads();
+  for (std::uint32_t i = tid; i < h; i += kThreads) r.logs[i] = gf.log[r.rows[i * r.max_n + p]];
+  __syncthreads();
+  for (std::uint32_t c = tid; c < r.n; c += kThreads) {
+    const std::uint8_t b = r.rows[h * r.max_n + c];
+    for (std::uint32_t i = 0; i < h; ++i) r.rows[i * r.max_n + c] ^= gf.times(r.logs[i], b);
+  }
+  for (std::uint32_t c = tid; c < r.width; c += kThreads) {
+    const std::uint8_t b = r.trans[h * r.tw + c];
+    for (std::uint32_t i = 0; i < h; ++i) r.trans[i * r.tw + c] ^= gf.times(r.logs[i], b);
+  }
+}
+
+// The job's outputs, zero for the arrivals that were not innovative.
+__device__ __forceinline__ void write_outputs(const EliminateJob& job, const Round& r) {
+  const std::uint32_t tid = threadIdx.x;
+  for (std::uint32_t j = 0; j < job.count; ++j) {
+    const std::uint32_t i = r.row_of[j];
+    for (std::uint32_t c = tid; c < r.width; c += kThreads)
+      job.transforms[j * job.transform_pitch + c] = i == kNoRow ? 0 : r.trans[i * r.tw + c];
+    for (std::uint32_t c = tid; c < r.n; c += kThreads)
+      job.new_rows[j * job.vector_pitch + c] = i == kNoRow ? 0 : r.rows[i * r.max_n + c];
+    if (tid == 0) job.flags[j] = i != kNoRow;
+  }
+  for (std::uint32_t c = tid; c < r.n; c += kThreads)
+    for (std::uint32_t j = 0; j < job.count; ++j) {
+      const std::uint32_t i = r.row_of[j];
+      std::uint8_t mix = 0;
+      if (i != kNoRow) mix = r.old[c] ? job.state[c * job.state_pitch + r.pivots[i]] : c == r.pivots[i];
+      job.mixes[c * job.mix_pitch + j] = mix;
+    }
+}
+
 __global__ void __launch_bounds__(kThreads)
     eliminate_kernel(const EliminateJob* jobs, std::uint32_t max_n, std::uint32_t max_count) {
   extern __shared__ __align__(16) std::uint8_t smem[];
@@ -47,95 +135,44 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ std::uint8_t sh_exp[1024];
   __shared__ std::uint32_t pivot, held;  // the arrival's pivot column (n: none); new rows so far
   const Layout l = layout_for(max_n, max_count);
-  std::uint8_t* rows = smem + l.new_rows;  // new row i at rows + i·max_n
-  std::uint8_t* trans = smem + l.transforms;
-  std::uint8_t* v = smem + l.vector;
-  std::uint8_t* t = smem + l.transform;
-  std::uint8_t* old = smem + l.old;  // column c is a pivot of the state
-  auto* pivots = reinterpret_cast<std::uint16_t*>(smem + l.pivots);
-  auto* logs = reinterpret_cast<std::uint16_t*>(smem + l.logs);
-  std::uint8_t* row_of = smem + l.row_of;  // new row of arrival j, or kNoRow
-  const std::uint32_t tw = l.transform_width;
-
   const EliminateJob job = jobs[blockIdx.x];
-  const std::uint32_t n = job.n, count = job.count, width = n + count, tid = threadIdx.x;
+  const std::uint32_t n = job.n, count = job.count, tid = threadIdx.x;
+  const Round r{smem + l.new_rows,  // new row i at rows + i·max_n
+                smem + l.transforms,
+                smem + l.vector,
+                smem + l.transform,
+                smem + l.old,  // column c is a pivot of the state
+                reinterpret_cast<std::uint16_t*>(smem + l.pivots),
+                reinterpret_cast<std::uint16_t*>(smem + l.logs),
+                smem + l.row_of,  // new row of arrival j, or kNoRow
+                max_n,
+                l.transform_width,
+                n,
+                n + count};
+  const LogExp gf{sh_log, sh_exp};
   for (std::uint32_t i = tid; i < 256; i += kThreads) sh_log[i] = c_log_exp.log[i];
   for (std::uint32_t i = tid; i < 1024; i += kThreads) sh_exp[i] = c_log_exp.exp[i];
-  for (std::uint32_t c = tid; c < n; c += kThreads) old[c] = job.state[c * job.state_pitch + c] != 0;
+  for (std::uint32_t c = tid; c < n; c += kThreads) r.old[c] = job.state[c * job.state_pitch + c] != 0;
   if (tid == 0) held = 0;
   __syncthreads();
-  // a·b with log a given; log 0 is a sentinel that lands in the zero part of exp
-  auto times = [&](std::uint32_t log_a, std::uint8_t b) { return sh_exp[log_a + sh_log[b]]; };
 
   for (std::uint32_t j = 0; j < count; ++j) {
-    const std::uint8_t* raw = job.coefs + j * job.vector_pitch;
-    const std::uint8_t* reduced = job.reduced + j * job.vector_pitch;
-    for (std::uint32_t c = tid; c < n; c += kThreads) {
-      v[c] = raw[c] ^ reduced[c];  // zero in every held pivot column
-      t[c] = old[c] ? raw[c] : 0;  // the held slots it was reduced by
-    }
-    for (std::uint32_t c = n + tid; c < width; c += kThreads) t[c] = c - n == j;  // its own raw payload
-    if (tid == 0) pivot = n;
     const std::uint32_t h = held;
-    __syncthreads();
-    for (std::uint32_t i = tid; i < h; i += kThreads) logs[i] = sh_log[v[pivots[i]]];
-    __syncthreads();
-    // Reduce by the round's earlier new rows (zero in each other's pivots, so independently).
-    for (std::uint32_t c = tid; c < n; c += kThreads) {
-      std::uint8_t a = v[c];
-      for (std::uint32_t i = 0; i < h; ++i) a ^= times(logs[i], rows[i * max_n + c]);
-      v[c] = a;
-      if (a != 0) atomicMin(&pivot, c);
-    }
-    for (std::uint32_t c = tid; c < width; c += kThreads) {
-      std::uint8_t a = t[c];
-      for (std::uint32_t i = 0; i < h; ++i) a ^= times(logs[i], trans[i * tw + c]);
-      t[c] = a;
-    }
-    __syncthreads();
+    reduce_arrival(job, r, gf, j, h, pivot);
     const std::uint32_t p = pivot;
     if (p < n) {  // innovative: a unit at p becomes new row h
-      const std::uint32_t log_inverse = 255 - sh_log[v[p]];
-      for (std::uint32_t c = tid; c < n; c += kThreads) rows[h * max_n + c] = times(log_inverse, v[c]);
-      for (std::uint32_t c = tid; c < width; c += kThreads) trans[h * tw + c] = times(log_inverse, t[c]);
-      __syncthreads();
-      for (std::uint32_t i = tid; i < h; i += kThreads) logs[i] = sh_log[rows[i * max_n + p]];
-      __syncthreads();
-      for (std::uint32_t c = tid; c < n; c += kThreads) {
-        const std::uint8_t b = rows[h * max_n + c];
-        for (std::uint32_t i = 0; i < h; ++i) rows[i * max_n + c] ^= times(logs[i], b);
-      }
-      for (std::uint32_t c = tid; c < width; c += kThreads) {
-        const std::uint8_t b = trans[h * tw + c];
-        for (std::uint32_t i = 0; i < h; ++i) trans[i * tw + c] ^= times(logs[i], b);
-      }
+      add_new_row(r, gf, h, p);
       if (tid == 0) {
-        pivots[h] = static_cast<std::uint16_t>(p);
-        row_of[j] = static_cast<std::uint8_t>(h);
+        r.pivots[h] = static_cast<std::uint16_t>(p);
+        r.row_of[j] = static_cast<std::uint8_t>(h);
         held = h + 1;
       }
     } else if (tid == 0) {
-      row_of[j] = kNoRow;
+      r.row_of[j] = kNoRow;
     }
     __syncthreads();
   }
-
-  // Outputs, zero for the arrivals that were not innovative.
-  for (std::uint32_t j = 0; j < count; ++j) {
-    const std::uint32_t i = row_of[j];
-    for (std::uint32_t c = tid; c < width; c += kThreads)
-      job.transforms[j * job.transform_pitch + c] = i == kNoRow ? 0 : trans[i * tw + c];
-    for (std::uint32_t c = tid; c < n; c += kThreads)
-      job.new_rows[j * job.vector_pitch + c] = i == kNoRow ? 0 : rows[i * max_n + c];
-    if (tid == 0) job.flags[j] = i != kNoRow;
-  }
-  for (std::uint32_t c = tid; c < n; c += kThreads)
-    for (std::uint32_t j = 0; j < count; ++j) {
-      const std::uint32_t i = row_of[j];
-      std::uint8_t mix = 0;
-      if (i != kNoRow) mix = old[c] ? job.state[c * job.state_pitch + pivots[i]] : c == pivots[i];
-      job.mixes[c * job.mix_pitch + j] = mix;
-    }
+  write_outputs(job, r);
 }
 
 }  // namespace
