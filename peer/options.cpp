@@ -11,9 +11,10 @@
 namespace ncast::peer {
 namespace po = boost::program_options;
 
-ParsedPeerOptions parse_peer_options(int argc, const char* const* argv) {
-  ParsedPeerOptions out;
-  PeerOptions& o = out.options;
+namespace {
+
+// What the command line says before it is checked and converted into PeerOptions.
+struct RawOptions {
   std::vector<std::string> servers;
   std::string server_key, relay, max_rate = "0", start = "0", progress = "auto", decoder = "cpu";
   std::uint64_t relay_memory_mb = 64;
@@ -21,43 +22,141 @@ ParsedPeerOptions parse_peer_options(int argc, const char* const* argv) {
   double stall_timeout = 2.0, stall_threshold = 0.5;
   bool paced = false;
   std::uint32_t relay_id = 0;
+};
 
-  po::options_description opts("Options");
-  opts.add_options()("server,s", po::value(&servers)->composing(),
-                     "HOST:PORT of a server of the stream (repeat to pull from several at once)")(
+// The groups below add to one description, in the order --help has always listed them.
+void add_source_options(po::options_description& d, PeerOptions& o, RawOptions& r) {
+  d.add_options()("server,s", po::value(&r.servers)->composing(),
+                  "HOST:PORT of a server of the stream (repeat to pull from several at once)")(
       "stream", po::value(&o.stream), "the stream's name")(
       "output,o", po::value(&o.output),
       "write the stream here ('-' = standard output); without it the stream is only checked")(
-      "force", po::bool_switch(&o.force), "overwrite an existing output file")(
-      "start", po::value(&start)->default_value("0"), "first segment wanted, or 'live' for the newest one")(
-      "window", po::value(&window)->default_value(8), "segments decoded at once (1..64)")(
-      "paced", po::bool_switch(&paced),
+      "force", po::bool_switch(&o.force), "overwrite an existing output file");
+}
+
+void add_session_options(po::options_description& d, RawOptions& r) {
+  d.add_options()("start", po::value(&r.start)->default_value("0"),
+                  "first segment wanted, or 'live' for the newest one")(
+      "window", po::value(&r.window)->default_value(8), "segments decoded at once (1..64)")(
+      "paced", po::bool_switch(&r.paced),
       "ask for the stream's bitrate (playback) rather than as fast as allowed (download)")(
-      "max-rate", po::value(&max_rate)->default_value("0"),
+      "max-rate", po::value(&r.max_rate)->default_value("0"),
       "cap on each session's rate, bit/s (e.g. 20M); 0: the server's")(
-      "max-datagram", po::value(&max_datagram)->default_value(1200), "largest datagram accepted (1200..65507)")(
-      "server-key", po::value(&server_key),
-      "pin the server's Ed25519 identity (64 hex digits, printed by ncast-server)")(
-      "relay", po::value(&relay), "also serve recoded symbols to other peers on HOST:PORT (port 0 picks one)")(
-      "relay-id", po::value(&relay_id), "the relay's id in the coefficient seed space (default: random)")(
+      "max-datagram", po::value(&r.max_datagram)->default_value(1200), "largest datagram accepted (1200..65507)")(
+      "server-key", po::value(&r.server_key),
+      "pin the server's Ed25519 identity (64 hex digits, printed by ncast-server)");
+}
+
+void add_relay_options(po::options_description& d, PeerOptions& o, RawOptions& r) {
+  d.add_options()("relay", po::value(&r.relay),
+                  "also serve recoded symbols to other peers on HOST:PORT (port 0 picks one)")(
+      "relay-id", po::value(&r.relay_id), "the relay's id in the coefficient seed space (default: random)")(
       "relay-linger", po::value(&o.relay_linger_s)->default_value(30.0),
       "seconds to keep relaying after completing, at most")(
-      "relay-memory-mb", po::value(&relay_memory_mb)->default_value(64),
-      "decoded segments a relay keeps to recode from; the oldest are evicted beyond it")(
-      "decoder", po::value(&decoder)->default_value("cpu"),
-      "decode on: cpu, gpu (a CUDA device, or fail) or auto (the GPU when one is usable)")(
+      "relay-memory-mb", po::value(&r.relay_memory_mb)->default_value(64),
+      "decoded segments a relay keeps to recode from; the oldest are evicted beyond it");
+}
+
+void add_run_options(po::options_description& d, PeerOptions& o, RawOptions& r) {
+  d.add_options()("decoder", po::value(&r.decoder)->default_value("cpu"),
+                  "decode on: cpu, gpu (a CUDA device, or fail) or auto (the GPU when one is usable)")(
       "loss", po::value(&o.loss)->default_value(0.0),
       "simulate loss: drop this fraction of arriving datagrams (testing)")("seed", po::value(&o.seed)->default_value(0),
                                                                            "seed of the simulated loss (0: random)")(
       "timeout", po::value(&o.timeout_s)->default_value(0.0), "give up after this many seconds (0: never)")(
-      "stall-timeout", po::value(&stall_timeout)->default_value(2.0),
+      "stall-timeout", po::value(&r.stall_timeout)->default_value(2.0),
       "seconds of silence while data is awaited before joining a server again")(
-      "stall-threshold", po::value(&stall_threshold)->default_value(0.5),
+      "stall-threshold", po::value(&r.stall_threshold)->default_value(0.5),
       "seconds the output may wait for a segment before it counts as a stall")(
       "report", po::value(&o.report_path), "also write the final JSON report to this file")(
-      "progress", po::value(&progress)->default_value("auto"),
+      "progress", po::value(&r.progress)->default_value("auto"),
       "progress bar on standard error: auto (on a terminal), on, off")("help,h", "show this help")("version",
                                                                                                    "show the version");
+}
+
+void check_source(PeerOptions& o, const RawOptions& r) {
+  if (r.servers.empty()) throw std::invalid_argument("give at least one --server HOST:PORT");
+  for (const auto& s : r.servers) {
+    const auto a = net::Address::parse(s);
+    if (a.family == 0)
+      throw std::invalid_argument("--server '" + s + "' is not a numeric HOST:PORT (e.g. 127.0.0.1:7700)");
+    if (!o.servers.empty() && a.family != o.servers.front().family)
+      throw std::invalid_argument("all servers must be IPv4 or all IPv6");
+    o.servers.push_back(a);
+  }
+  if (o.stream.empty() || o.stream.size() > 255) throw std::invalid_argument("give --stream NAME (1..255 octets)");
+}
+
+void check_start(PeerOptions& o, const std::string& start) {
+  if (start == "live") {
+    o.live_edge = true;
+    return;
+  }
+  try {
+    std::size_t used = 0;
+    const unsigned long v = std::stoul(start, &used);
+    if (used != start.size() || v > 0xFFFFFFFEul) throw std::invalid_argument("");
+    o.start_segment = static_cast<std::uint32_t>(v);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("--start must be a segment number or 'live'");
+  }
+}
+
+void check_session(PeerOptions& o, const RawOptions& r) {
+  check_start(o, r.start);
+  if (r.window < 1 || r.window > 64) throw std::invalid_argument("--window must be 1..64");
+  o.window = static_cast<std::uint16_t>(r.window);
+  if (r.max_datagram < 1200 || r.max_datagram > 65507)
+    throw std::invalid_argument("--max-datagram must be 1200..65507");
+  o.max_datagram = static_cast<std::uint16_t>(r.max_datagram);
+  o.download = !r.paced;
+  o.max_rate = cli::parse_rate(r.max_rate);
+  if (!r.server_key.empty()) {
+    const auto key = proto::from_hex(r.server_key);
+    if (!key || key->size() != 32) throw std::invalid_argument("--server-key must be 64 hex digits");
+    proto::PublicKey k{};
+    std::copy(key->begin(), key->end(), k.begin());
+    o.server_key = k;
+  }
+}
+
+void check_relay(PeerOptions& o, const RawOptions& r, const po::variables_map& vm) {
+  if (!r.relay.empty()) {
+    const auto a = net::Address::parse(r.relay);
+    if (a.family == 0) throw std::invalid_argument("--relay '" + r.relay + "' is not a numeric HOST:PORT");
+    o.relay = a;
+  }
+  if (vm.count("relay-id")) o.relay_id = r.relay_id;
+  if (r.relay_memory_mb > (std::uint64_t{1} << 40)) throw std::invalid_argument("--relay-memory-mb is too large");
+  o.relay_memory = r.relay_memory_mb << 20;
+}
+
+void check_run(PeerOptions& o, const RawOptions& r) {
+  const auto choice = parse_decoder_choice(r.decoder);
+  if (!choice) throw std::invalid_argument("--decoder must be cpu, gpu or auto, not '" + r.decoder + "'");
+  o.decoder = *choice;
+  if (!(o.loss >= 0 && o.loss < 1)) throw std::invalid_argument("--loss must be in [0, 1)");
+  if (o.timeout_s < 0 || !(r.stall_timeout > 0) || r.stall_threshold < 0 || o.relay_linger_s < 0)
+    throw std::invalid_argument("times must not be negative (and --stall-timeout positive)");
+  o.stall_timeout = std::chrono::milliseconds(static_cast<long>(r.stall_timeout * 1000));
+  o.stall_threshold = std::chrono::milliseconds(static_cast<long>(r.stall_threshold * 1000));
+  if (r.progress == "auto") o.progress = ::isatty(STDERR_FILENO) == 1;
+  else if (r.progress == "on") o.progress = true;
+  else if (r.progress == "off") o.progress = false;
+  else throw std::invalid_argument("--progress must be auto, on or off");
+}
+
+}  // namespace
+
+ParsedPeerOptions parse_peer_options(int argc, const char* const* argv) {
+  ParsedPeerOptions out;
+  PeerOptions& o = out.options;
+  RawOptions r;
+  po::options_description opts("Options");
+  add_source_options(opts, o, r);
+  add_session_options(opts, r);
+  add_relay_options(opts, o, r);
+  add_run_options(opts, o, r);
   const po::variables_map vm = cli::parse_command_line(argc, argv, opts);
   if (vm.count("help")) {
     out.action = cli::Action::help;
@@ -73,61 +172,10 @@ ParsedPeerOptions parse_peer_options(int argc, const char* const* argv) {
     out.text = cli::version_text("ncast-peer", "protocol version 1");
     return out;
   }
-  if (servers.empty()) throw std::invalid_argument("give at least one --server HOST:PORT");
-  for (const auto& s : servers) {
-    const auto a = net::Address::parse(s);
-    if (a.family == 0)
-      throw std::invalid_argument("--server '" + s + "' is not a numeric HOST:PORT (e.g. 127.0.0.1:7700)");
-    if (!o.servers.empty() && a.family != o.servers.front().family)
-      throw std::invalid_argument("all servers must be IPv4 or all IPv6");
-    o.servers.push_back(a);
-  }
-  if (o.stream.empty() || o.stream.size() > 255) throw std::invalid_argument("give --stream NAME (1..255 octets)");
-  if (start == "live") {
-    o.live_edge = true;
-  } else {
-    try {
-      std::size_t used = 0;
-      const unsigned long v = std::stoul(start, &used);
-      if (used != start.size() || v > 0xFFFFFFFEul) throw std::invalid_argument("");
-      o.start_segment = static_cast<std::uint32_t>(v);
-    } catch (const std::exception&) {
-      throw std::invalid_argument("--start must be a segment number or 'live'");
-    }
-  }
-  if (window < 1 || window > 64) throw std::invalid_argument("--window must be 1..64");
-  o.window = static_cast<std::uint16_t>(window);
-  if (max_datagram < 1200 || max_datagram > 65507) throw std::invalid_argument("--max-datagram must be 1200..65507");
-  o.max_datagram = static_cast<std::uint16_t>(max_datagram);
-  o.download = !paced;
-  o.max_rate = cli::parse_rate(max_rate);
-  if (!server_key.empty()) {
-    const auto key = proto::from_hex(server_key);
-    if (!key || key->size() != 32) throw std::invalid_argument("--server-key must be 64 hex digits");
-    proto::PublicKey k{};
-    std::copy(key->begin(), key->end(), k.begin());
-    o.server_key = k;
-  }
-  if (!relay.empty()) {
-    const auto a = net::Address::parse(relay);
-    if (a.family == 0) throw std::invalid_argument("--relay '" + relay + "' is not a numeric HOST:PORT");
-    o.relay = a;
-  }
-  if (vm.count("relay-id")) o.relay_id = relay_id;
-  if (relay_memory_mb > (std::uint64_t{1} << 40)) throw std::invalid_argument("--relay-memory-mb is too large");
-  o.relay_memory = relay_memory_mb << 20;
-  const auto choice = parse_decoder_choice(decoder);
-  if (!choice) throw std::invalid_argument("--decoder must be cpu, gpu or auto, not '" + decoder + "'");
-  o.decoder = *choice;
-  if (!(o.loss >= 0 && o.loss < 1)) throw std::invalid_argument("--loss must be in [0, 1)");
-  if (o.timeout_s < 0 || !(stall_timeout > 0) || stall_threshold < 0 || o.relay_linger_s < 0)
-    throw std::invalid_argument("times must not be negative (and --stall-timeout positive)");
-  o.stall_timeout = std::chrono::milliseconds(static_cast<long>(stall_timeout * 1000));
-  o.stall_threshold = std::chrono::milliseconds(static_cast<long>(stall_threshold * 1000));
-  if (progress == "auto") o.progress = ::isatty(STDERR_FILENO) == 1;
-  else if (progress == "on") o.progress = true;
-  else if (progress == "off") o.progress = false;
-  else throw std::invalid_argument("--progress must be auto, on or off");
+  check_source(o, r);
+  check_session(o, r);
+  check_relay(o, r, vm);
+  check_run(o, r);
   return out;
 }
 

@@ -44,7 +44,9 @@ struct PeerOptions {
 
 struct PeerResult {
   int exit_code = 0;  // 0 complete, 1 not complete
-  nlohmann::json report;
+  // Initialised from nullptr, json's noexcept constructor, so that PeerResult's defaulted members do
+  // not throw.
+  nlohmann::json report{nullptr};
 };
 
 // Runs until complete, failed, timed out or interrupted (SIGINT/SIGTERM), decoding with decoders (the
