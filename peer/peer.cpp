@@ -71,12 +71,6 @@ class Output {
   std::string error_;
 };
 
-std::uint32_t random_u32() {
-  std::uint8_t b[4];
-  proto::random_bytes(b);
-  return std::uint32_t{b[0]} << 24 | std::uint32_t{b[1]} << 16 | std::uint32_t{b[2]} << 8 | b[3];
-}
-
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 nlohmann::json drops_json(const proto::DropCounters& d) {
@@ -209,7 +203,7 @@ class Peer {
   }
 
   void start_relay() {
-    relay_ = std::make_unique<Relay>(io_, receiver_, *o_.relay, o_.relay_id.value_or(random_u32()), o_.max_rate);
+    relay_ = std::make_unique<Relay>(io_, receiver_, *o_.relay, o_.relay_id.value_or(proto::random_u32()), o_.max_rate);
     std::fprintf(stderr, "%s\n", relay_->announcement().dump().c_str());
     std::fflush(stderr);
   }

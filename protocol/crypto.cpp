@@ -60,6 +60,12 @@ void random_bytes(std::span<std::uint8_t> out) {
   check(RAND_bytes(out.data(), static_cast<int>(out.size())), "RAND_bytes");
 }
 
+std::uint32_t random_u32() {
+  std::array<std::uint8_t, 4> b{};
+  random_bytes(b);
+  return std::uint32_t{b[0]} << 24 | std::uint32_t{b[1]} << 16 | std::uint32_t{b[2]} << 8 | b[3];
+}
+
 Sha256Digest sha256(std::span<const std::uint8_t> data) {
   Sha256Digest out{};
   unsigned len = 0;

@@ -30,6 +30,8 @@ using PublicKey = std::array<std::uint8_t, 32>;  // X25519 or Ed25519
 using Signature = std::array<std::uint8_t, 64>;
 
 void random_bytes(std::span<std::uint8_t> out);
+// Four random octets as one number: ids and epochs that must not repeat across runs.
+std::uint32_t random_u32();
 
 Sha256Digest sha256(std::span<const std::uint8_t> data);
 

@@ -34,12 +34,6 @@ void print_line(const std::string& line) {
   std::fflush(stdout);
 }
 
-std::uint32_t random_server_id() {
-  std::uint8_t b[4];
-  proto::random_bytes(b);
-  return std::uint32_t{b[0]} << 24 | std::uint32_t{b[1]} << 16 | std::uint32_t{b[2]} << 8 | b[3];
-}
-
 // Wires the parts together and runs them until a signal or a failing thread stops them.
 class App {
  public:
@@ -51,7 +45,7 @@ class App {
         ingest_cache_(shared_coder_, o.coded_cache_mb << 20),
         identity_(o.identity.empty() ? proto::Ed25519Identity::generate()
                                      : proto::Ed25519Identity::load_or_create(o.identity)),
-        server_id_(o.server_id.value_or(random_server_id())),
+        server_id_(o.server_id.value_or(proto::random_u32())),
         catalog_(o, server_id_, ingest_cache_),
         pool_(o.config, identity_, o.threads, shared_coder_, o.coded_cache_mb << 20, catalog_.all(),
               [this](const std::string& error) { asio::post(io_, [this, error] { fail(error); }); }),

@@ -9,12 +9,6 @@
 namespace ncast::server {
 namespace {
 
-std::uint32_t random_u32() {
-  std::uint8_t b[4];
-  proto::random_bytes(b);
-  return std::uint32_t{b[0]} << 24 | std::uint32_t{b[1]} << 16 | std::uint32_t{b[2]} << 8 | b[3];
-}
-
 // Cache keys: the stream's number in this process in the high 32 bits, the segment below.
 std::uint32_t next_stream_number() {
   static std::atomic<std::uint32_t> next{0};
@@ -33,7 +27,7 @@ MediaStream::MediaStream(StreamInfo info, CodedCache& cache, rlnc::Density densi
       cache_(cache),
       density_(density),
       seed_(rlnc::coefficient_seed(info_.server_id, info_.stream_id)),
-      epoch_(1 + random_u32() % 65535),
+      epoch_(1 + proto::random_u32() % 65535),
       cache_base_(std::uint64_t{next_stream_number()} << 32) {
   if (info_.n == 0 || info_.n > proto::kMaxSymbols || info_.symbol_size == 0 ||
       info_.symbol_size > proto::kMaxSymbolSize)

@@ -30,6 +30,19 @@ TEST(Crypto, Sha256KnownAnswers) {
   EXPECT_EQ(to_hex(inc.finish()), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
+// Every bit of the four octets is used: over 64 draws each one is seen set and clear (a miss has
+// odds of about 2^-58).
+TEST(Crypto, RandomU32UsesAllBits) {
+  std::uint32_t any = 0, all = 0xFFFFFFFF;
+  for (int i = 0; i < 64; ++i) {
+    const std::uint32_t v = random_u32();
+    any |= v;
+    all &= v;
+  }
+  EXPECT_EQ(any, 0xFFFFFFFFu);
+  EXPECT_EQ(all, 0u);
+}
+
 TEST(Crypto, HmacRfc4231Case1) {
   const std::vector<std::uint8_t> key(20, 0x0b);
   EXPECT_EQ(to_hex(hmac_sha256(key, text("Hi There"))),
