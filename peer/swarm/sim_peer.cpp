@@ -26,6 +26,17 @@ std::uint64_t splitmix(std::uint64_t& state) {
   return z ^ (z >> 31);
 }
 
+// What every link shares; ServerLinks gives each its server and share.
+peer::LinkOptions link_options(const SimPeerOptions& o) {
+  peer::LinkOptions lo;
+  lo.stream = o.stream;
+  lo.window = o.window;
+  lo.download = !o.realtime;
+  lo.max_datagram = o.max_datagram;
+  lo.stall_timeout = o.stall_timeout;
+  return lo;
+}
+
 }  // namespace
 
 SimPeer::SimPeer(asio::io_context& io, std::uint32_t id, SimPeerOptions options, Drop drop, RxScratch& scratch,
@@ -47,6 +58,7 @@ SimPeer::SimPeer(asio::io_context& io, std::uint32_t id, SimPeerOptions options,
           options_.batcher
               ? options_.batcher->factory([this] { asio::post(io_, [this] { on_decoded(Clock::now()); }); })
               : peer::make_cpu_decoder_factory()),
+      links_(options_.servers, link_options(options_), receiver_),
       delay_timer_(io),
       jitter_state_(options_.seed ^ 0xA5A5A5A5u) {
   if (options_.servers.empty()) throw std::invalid_argument("a simulated peer needs a server");
@@ -67,20 +79,8 @@ SimPeer::SimPeer(asio::io_context& io, std::uint32_t id, SimPeerOptions options,
     throw std::system_error(errno, std::generic_category(), "simulated peer: cannot bind a UDP socket");
   socket_.non_blocking(true);
 
-  const std::size_t k = options_.servers.size();
-  for (std::size_t i = 0; i < k; ++i) {
-    peer::LinkOptions lo;
-    lo.server = options_.servers[i];
-    lo.stream = options_.stream;
-    lo.window = options_.window;
-    lo.share = static_cast<std::uint16_t>(proto::kFullShare / k + (i < proto::kFullShare % k ? 1 : 0));
-    lo.systematic = i == 0;
-    lo.download = !options_.realtime;
-    lo.max_datagram = options_.max_datagram;
-    lo.stall_timeout = options_.stall_timeout;
-    links_.push_back(std::make_unique<peer::ServerLink>(lo, receiver_));
+  for (std::size_t i = 0; i < links_.size(); ++i)
     senders_.push_back([this, i](std::span<const std::uint8_t> d) { transmit(i, d); });
-  }
 }
 
 SimPeer::~SimPeer() {
@@ -95,7 +95,7 @@ SimPeer::~SimPeer() {
 
 void SimPeer::start(TimePoint now) {
   started_ = now;
-  for (std::size_t i = 0; i < links_.size(); ++i) links_[i]->start(now, senders_[i]);
+  for (std::size_t i = 0; i < links_.size(); ++i) links_[i].start(now, senders_[i]);
   ready_.add(socket_.native_handle(), *this);
 }
 
@@ -116,7 +116,7 @@ void SimPeer::on_readable() {
 
 void SimPeer::on_datagram(std::span<std::uint8_t> d, const net::Address& from, TimePoint now) {
   for (std::size_t i = 0; i < links_.size(); ++i) {
-    if (links_[i]->options().server != from) continue;
+    if (links_[i].options().server != from) continue;
     if (!delayed_path_) return arrive(i, d, now);
     // The emulated path: the datagram arrives later, and only then meets the loss process.
     delayed_.push({delayed_until(now), delay_order_++, true, i, {d.begin(), d.end()}});
@@ -135,7 +135,7 @@ void SimPeer::arrive(std::size_t link, std::span<std::uint8_t> d, TimePoint now)
     lost_coded_ += coded;
     return;
   }
-  links_[link]->on_datagram(d, now, senders_[link]);
+  links_[link].on_datagram(d, now, senders_[link]);
 }
 
 void SimPeer::transmit(std::size_t link, std::span<const std::uint8_t> d) {
@@ -147,7 +147,7 @@ void SimPeer::transmit(std::size_t link, std::span<const std::uint8_t> d) {
 void SimPeer::send_raw(std::size_t link, std::span<const std::uint8_t> d) {
   if (!socket_.is_open()) return;
   sockaddr_storage ss{};
-  const socklen_t len = links_[link]->options().server.to_sockaddr(ss);
+  const socklen_t len = links_[link].options().server.to_sockaddr(ss);
   if (::sendto(socket_.native_handle(), d.data(), d.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&ss), len) < 0)
     ++send_errors_;
 }
@@ -189,36 +189,29 @@ void SimPeer::poll(TimePoint now) {
   if (status_ != Status::running) return;
   on_decoded(now);
   if (status_ != Status::running) return;
-  for (std::size_t i = 0; i < links_.size(); ++i) links_[i]->poll(now, senders_[i]);
+  for (std::size_t i = 0; i < links_.size(); ++i) links_[i].poll(now, senders_[i]);
   after_input(now);
 }
 
 void SimPeer::on_decoded(TimePoint now) {
   if (status_ != Status::running || receiver_.settle_decoded(now) == 0) return;
   // As when a symbol completes a segment: the servers stop sending it now.
-  for (std::size_t i = 0; i < links_.size(); ++i) links_[i]->acknowledge(now, senders_[i]);
+  for (std::size_t i = 0; i < links_.size(); ++i) links_[i].acknowledge(now, senders_[i]);
   after_input(now);
 }
 
 void SimPeer::after_input(TimePoint now) {
   if (status_ != Status::running) return;
-  for (std::size_t i = 0; i < links_.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j)
-      if (links_[i]->state() == peer::ServerLink::State::established && links_[j]->server_id() &&
-          links_[i]->server_id() == links_[j]->server_id())
-        links_[i]->fail("server id " + std::to_string(*links_[i]->server_id()) + " is also used by " +
-                        links_[j]->options().server.to_string());
+  links_.check_server_ids();
   if (receiver_.complete()) {
     completed_at_ = now;
     // The stop signal and goodbye go out at once, whatever the emulated delay.
     for (std::size_t i = 0; i < links_.size(); ++i)
-      links_[i]->close([this, i](std::span<const std::uint8_t> d) { send_raw(i, d); }, proto::ByeReason::done);
+      links_[i].close([this, i](std::span<const std::uint8_t> d) { send_raw(i, d); }, proto::ByeReason::done);
     return finish(Status::complete, now);
   }
-  if (std::all_of(links_.begin(), links_.end(),
-                  [](const auto& l) { return l->state() == peer::ServerLink::State::failed; })) {
-    for (const auto& l : links_)
-      failure_ += (failure_.empty() ? "" : "; ") + l->options().server.to_string() + ": " + l->failure();
+  if (links_.all_failed()) {
+    failure_ = links_.failures();
     finish(Status::failed, now);
   }
 }
@@ -227,7 +220,7 @@ void SimPeer::leave(bool polite, TimePoint now) {
   if (status_ != Status::running) return;
   if (polite)
     for (std::size_t i = 0; i < links_.size(); ++i)
-      links_[i]->close([this, i](std::span<const std::uint8_t> d) { send_raw(i, d); }, proto::ByeReason::shutdown);
+      links_[i].close([this, i](std::span<const std::uint8_t> d) { send_raw(i, d); }, proto::ByeReason::shutdown);
   finish(Status::left, now);
 }
 
@@ -235,7 +228,7 @@ void SimPeer::give_up(const std::string& why, TimePoint now) {
   if (status_ != Status::running) return;
   failure_ = why;
   for (std::size_t i = 0; i < links_.size(); ++i)
-    links_[i]->close([this, i](std::span<const std::uint8_t> d) { send_raw(i, d); }, proto::ByeReason::shutdown);
+    links_[i].close([this, i](std::span<const std::uint8_t> d) { send_raw(i, d); }, proto::ByeReason::shutdown);
   finish(Status::failed, now);
 }
 
@@ -285,8 +278,8 @@ nlohmann::json SimPeer::report() const {
   j["stalls"] = playback_ ? playback_->late() : 0;
   j["stall_s"] = playback_ ? playback_->stall_seconds() : 0.0;
   std::uint64_t bad = 0, rejoins = 0;
-  for (const auto& l : links_) {
-    const auto& c = l->counters();
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    const auto& c = links_[i].counters();
     bad += c.drops.total() - c.drops[proto::DropReason::unexpected];
     rejoins += c.rejoins;
   }

@@ -25,6 +25,7 @@
 #include "net/udp_receive.hpp"
 #include "peer/decode_batcher.hpp"
 #include "peer/server_link.hpp"
+#include "peer/server_links.hpp"
 #include "peer/stream_receiver.hpp"
 #include "peer/swarm/playback.hpp"
 #include "peer/swarm/ready_set.hpp"
@@ -120,7 +121,7 @@ class SimPeer final : private Readable {
   boost::asio::ip::udp::socket socket_;
   peer::StreamReceiver receiver_;
   std::optional<Playback> playback_;  // from the first segment on, at the manifest's bitrate
-  std::vector<std::unique_ptr<peer::ServerLink>> links_;
+  peer::ServerLinks links_;
   std::vector<peer::ServerLink::Send> senders_;
   std::vector<std::uint8_t> tx_copy_;
 
