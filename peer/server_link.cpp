@@ -182,10 +182,7 @@ bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& he
       break;
     }
     case proto::PacketType::coded: {
-      const auto segment = proto::peek_coded_segment(*body);
-      const auto n_s = segment ? receiver_.symbols_of(*segment) : std::nullopt;
-      if (!n_s) return drop(segment ? proto::DropReason::unexpected : proto::DropReason::truncated), false;
-      auto coded = proto::decode_coded_body(*body, *n_s, receiver_.params().symbol_size);
+      const auto coded = receiver_.read_coded(*body);
       if (!coded) return drop(coded.error()), false;
       ++counters_.coded;
       const auto result = receiver_.on_symbol(*coded, *server_id_, now);

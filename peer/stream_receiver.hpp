@@ -3,13 +3,8 @@
 // (fixed by the first manifest, checked against every later one), its segment table, a progressive
 // decoder per segment in the window, SHA-256 verification of every decoded segment, and in-order output.
 //
-// Pollution: a server or relay may send well-formed symbols whose payloads lie. Such a segment fails
-// its SHA-256 and is never written. To tell which source lied, the innovative symbols of each segment
-// are kept (with their coefficients) until it verifies. After a failure they are set aside as evidence
-// and the segment is decoded again from one source alone (the one that sent most, starting from its
-// evidence). A source whose symbols alone decode to wrong data, or whose evidence contradicts the
-// segment once it verifies, is a proven polluter: it is reported and its symbols are ignored from then
-// on. The SHA-256 of the segment descriptors is the trusted reference.
+// Sources that lie are caught and ignored (pollution.hpp); wire symbols become codec symbols in
+// wire_symbol.hpp.
 //
 // Decoding goes through the SegmentDecoder seam (CPU, or GPU when the peer asks for it). A relay keeps
 // decoded segments to recode from, within a byte budget: the oldest are evicted beyond it.
@@ -25,6 +20,7 @@
 #include <vector>
 
 #include "coding/rlnc/decoder.hpp"
+#include "peer/pollution.hpp"
 #include "peer/segment_decoder.hpp"
 #include "protocol/packets.hpp"
 
@@ -62,14 +58,6 @@ struct ReceiverStats {
   std::uint64_t kept_bytes = 0, kept_peak_bytes = 0, evicted = 0;
 };
 
-// A source caught sending symbols that contradict a segment's SHA-256.
-struct Polluter {
-  std::uint32_t server_id = 0;
-  std::uint32_t segment = 0;      // where it was first caught
-  std::uint64_t bad_symbols = 0;  // its symbols proven wrong against verified segments
-  std::uint64_t segments = 0;     // segments it was caught on
-};
-
 class StreamReceiver {
  public:
   struct Options {
@@ -96,6 +84,9 @@ class StreamReceiver {
   std::uint32_t known() const { return static_cast<std::uint32_t>(descriptors_.size()); }
   const proto::SegmentDescriptor& descriptor(std::uint32_t segment) const { return descriptors_.at(segment); }
   std::optional<std::size_t> symbols_of(std::uint32_t segment) const;
+  // A CODED body read against its segment's symbol count: truncated when it is too short to name its
+  // segment, unexpected when that segment is not known yet.
+  proto::Parsed<proto::CodedView> read_coded(std::span<const std::uint8_t> body) const;
   bool final_seen() const { return final_seen_; }
 
   // rejected: corrupt, or it completed a segment that failed its SHA-256; ignored: its source was
@@ -109,7 +100,7 @@ class StreamReceiver {
     rejected,
     ignored
   };
-  // A CODED body from server_id's session, parsed against symbols_of(segment). With a batched
+  // A CODED body from server_id's session, as read_coded() reads it. With a batched
   // decoder a segment's last innovative symbol leaves it decoding (innovative); settle_decoded()
   // completes it once its data has come, and symbols for it meanwhile count as after_decode.
   Result on_symbol(const proto::CodedView& symbol, std::uint32_t server_id, TimePoint now);
@@ -136,30 +127,26 @@ class StreamReceiver {
 
   const ReceiverStats& stats() const { return stats_; }
   // Every source caught polluting, by server id; and those caught since the last call.
-  const std::map<std::uint32_t, Polluter>& polluters() const { return polluters_; }
-  std::vector<std::uint32_t> take_new_polluters() { return std::exchange(new_polluters_, {}); }
+  const std::map<std::uint32_t, Polluter>& polluters() const { return pollution_.polluters(); }
+  std::vector<std::uint32_t> take_new_polluters() { return pollution_.take_new_polluters(); }
   std::optional<TimePoint> first_segment_at() const { return first_segment_at_; }
   // Ends a pending stall measurement (at the end of the run).
   void finish(TimePoint now);
 
  private:
-  // Symbols kept as rows of n_s coefficients over the source symbols followed by the L payload
-  // octets, each with the server id it came from.
-  struct Rows {
-    std::vector<std::uint8_t> bytes;
-    std::vector<std::uint32_t> sources;
-    void clear() { bytes.clear(), sources.clear(); }
-  };
   struct Slot {
     std::unique_ptr<SegmentDecoder> decoder;
     bool decoded = false;
-    bool decoding = false;                   // full rank, its data still being decoded (a batched decoder)
-    Rows kept;                               // the innovative symbols of the current attempt
-    Rows evidence;                           // those of attempts that failed their SHA-256
-    std::optional<std::uint32_t> only_from;  // after a failure: decode from this source alone
-    std::uint64_t held_back = 0;             // symbols of others ignored meanwhile
+    bool decoding = false;  // full rank, its data still being decoded (a batched decoder)
+    SegmentEvidence evidence;
   };
   Slot* slot_for(std::uint32_t segment);
+  // Why a symbol for this segment goes no further than counting (nullopt: it goes to the decoder).
+  std::optional<Result> screen(std::uint32_t segment, std::uint32_t server_id);
+  // Into the segment's decoder, kept as evidence when innovative.
+  Result add_symbol(Slot& slot, const proto::CodedView& symbol, std::uint32_t server_id, TimePoint now);
+  // The output waited for the next segment until now: a stall when longer than the threshold.
+  void count_stall(TimePoint now);
   void write_ready(TimePoint now);
   bool verifies(std::uint32_t segment, SegmentDecoder& decoder) const;
   // A relay's kept segments: counted when written, the oldest evicted beyond the budget.
@@ -168,14 +155,6 @@ class StreamReceiver {
   // The segment's decoder is complete: verified and written, or started over; or left decoding
   // until its data comes (innovative).
   Result settle(Slot& slot, std::uint32_t segment, TimePoint now);
-  // A completed segment failed its SHA-256: convict its only source; decode it again from one.
-  void on_hash_failure(Slot& slot, std::uint32_t segment);
-  // Starts the segment over from the evidence of the source not yet convicted that sent the most
-  // (hearing it alone), or from nothing.
-  void decode_alone(Slot& slot);
-  // The segment verified: every symbol kept as evidence is checked against it.
-  void convict_from_evidence(Slot& slot, std::uint32_t segment);
-  void convict(std::uint32_t server_id, std::uint32_t segment, std::uint64_t bad_symbols);
 
   Options options_;
   Writer write_;
@@ -187,8 +166,7 @@ class StreamReceiver {
   std::uint32_t next_write_ = 0;
   std::vector<std::uint8_t> coefficients_;
   ReceiverStats stats_;
-  std::map<std::uint32_t, Polluter> polluters_;
-  std::vector<std::uint32_t> new_polluters_;
+  PollutionGuard pollution_;
   std::optional<TimePoint> first_segment_at_;
   TimePoint waiting_since_{};  // when the next segment to write became the one awaited
   bool waiting_ = false;
