@@ -16,7 +16,6 @@
 #include "peer/decoder_factory.hpp"
 #include "peer/relay/relay_source.hpp"
 #include "peer/stream_receiver.hpp"
-#include "server/media_stream.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 #include "tests/peer/batched_decoding_checks.hpp"
 
@@ -86,7 +85,7 @@ TEST(PeerGpuDecoder, SegmentDecodersAgreeWithTheCpuPath) {
 }
 
 StreamReceiver::Result feed(StreamReceiver& r, const std::vector<std::uint8_t>& body, std::uint32_t server_id) {
-  auto v = proto::decode_coded_body(body, *r.symbols_of(*proto::peek_coded_segment(body)), 32);
+  const auto v = r.read_coded(body);
   EXPECT_TRUE(v);
   return r.on_symbol(*v, server_id, Clock::now());
 }
@@ -114,7 +113,7 @@ TEST(PeerGpuDecoder, ReceiverOutputPollutionAndRelayMatchTheCpuPath) {
   // The liar flips an octet of every payload and sends twice as much as the honest source, so a
   // segment first fails, is decoded from the liar alone (failing again) and then from the honest one.
   bool seen_partial = false;
-  for (std::uint32_t seg = 0; seg < honest.stream->segment_count(); ++seg)
+  for (std::uint32_t seg = 0; seg < honest.segment_count(); ++seg)
     for (std::uint32_t j = 0; cpu.next_needed() <= seg && j < 400; ++j) {
       ASSERT_EQ(feed(gpu, honest.body(seg, j), 1), feed(cpu, honest.body(seg, j), 1)) << seg << "/" << j;
       for (std::uint32_t k = 0; k < 2; ++k) {

@@ -21,7 +21,6 @@
 #include "coding/rlnc/error.hpp"
 #include "peer/decode_batcher.hpp"
 #include "peer/stream_receiver.hpp"
-#include "server/media_stream.hpp"
 #include "tests/peer/stream_source.hpp"
 
 namespace ncast::peer::testing {
@@ -186,7 +185,7 @@ inline void check_segment_decoders_agree(const std::shared_ptr<DecodeBatcher>& b
 }
 
 inline StreamReceiver::Result feed(StreamReceiver& r, const std::vector<std::uint8_t>& body, std::uint32_t server_id) {
-  auto v = proto::decode_coded_body(body, *r.symbols_of(*proto::peek_coded_segment(body)), 32);
+  const auto v = r.read_coded(body);
   EXPECT_TRUE(v);
   return r.on_symbol(*v, server_id, Clock::now());
 }
@@ -215,7 +214,7 @@ inline void check_receivers_agree(const std::shared_ptr<DecodeBatcher>& batcher,
     ASSERT_TRUE(r->on_segments(a.segments()));
   }
   std::size_t callbacks = 0, settled = 0, completed = 0;
-  for (std::uint32_t seg = 0; seg < a.stream->segment_count(); ++seg)
+  for (std::uint32_t seg = 0; seg < a.segment_count(); ++seg)
     for (std::uint32_t j = 0; cpu.next_needed() <= seg && j < 400; ++j) {
       std::vector<std::pair<std::vector<std::uint8_t>, std::uint32_t>> bodies{{a.body(seg, j), 1},
                                                                               {b.body(seg, 500 + j), 2}};

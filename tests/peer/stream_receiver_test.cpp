@@ -11,7 +11,6 @@
 #include "coding/cpu_engine.hpp"
 #include "coding/rlnc/recoder.hpp"
 #include "peer/relay/relay_source.hpp"
-#include "server/media_stream.hpp"
 #include "tests/peer/stream_source.hpp"
 
 namespace ncast::peer {
@@ -26,8 +25,7 @@ class ReceiverTest : public ::testing::Test {
     for (auto& b : media) b = static_cast<std::uint8_t>(rng());
   }
   StreamReceiver::Result feed(StreamReceiver& r, std::vector<std::uint8_t> body, std::uint32_t server_id) {
-    const auto seg = *proto::peek_coded_segment(body);
-    auto v = proto::decode_coded_body(body, *r.symbols_of(seg), 32);
+    const auto v = r.read_coded(body);
     EXPECT_TRUE(v);
     return r.on_symbol(*v, server_id, Clock::now());
   }
@@ -85,7 +83,7 @@ TEST_F(ReceiverTest, WrongServerIdMeansWrongCoefficients) {
 std::size_t feed_polluted_stream(ReceiverTest& t, StreamReceiver& r, Source& honest, Source& liar,
                                  int lying_per_honest) {
   std::size_t fed = 0;
-  for (std::uint32_t seg = 0; seg < honest.stream->segment_count(); ++seg)
+  for (std::uint32_t seg = 0; seg < honest.segment_count(); ++seg)
     for (std::uint32_t j = 0; r.next_needed() <= seg && j < 400; ++j) {
       t.feed(r, honest.body(seg, j), 1);
       for (int k = 0; k < lying_per_honest; ++k) {
@@ -163,7 +161,7 @@ TEST_F(ReceiverTest, RecodedSymbolsFromARelay) {
   StreamReceiver sink({4, false, std::chrono::milliseconds(500)}, writer);
   sink.adopt(a.manifest());
   sink.on_segments(a.segments());
-  rlnc::Recoder recoder(*relay.decoder(0), {rlnc::coefficient_seed(77, a.stream->info().stream_id), 0});
+  rlnc::Recoder recoder(*relay.decoder(0), {rlnc::coefficient_seed(77, Source::kStreamId), 0});
   auto recoded_body = [&] {
     std::vector<std::uint8_t> b(200);
     proto::Writer w(b);
