@@ -75,7 +75,7 @@ proto::Join join_for(const std::string& stream) {
 
 // HELLO to `hello_to`, then the JOIN with its token to `join_to`: what answers the JOIN.
 proto::PacketType handshake(
-    Client& c, const net::Address& hello_to, const net::Address& join_to, std::function<void()> pump = [] {}) {
+    Client& c, const net::Address& hello_to, const net::Address& join_to, const std::function<void()>& pump = [] {}) {
   proto::PeerHandshake h(join_for("clip"));
   c.send(h.hello(), hello_to);
   pump();
