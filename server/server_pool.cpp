@@ -32,6 +32,13 @@ void add(CacheStats& a, const CacheStats& b) {
   a.bytes += b.bytes;
 }
 
+void add(ServerPool::Totals& a, const ServerPool::Totals& b) {
+  a.metrics += b.metrics;
+  add(a.socket, b.socket);
+  add(a.cache, b.cache);
+  a.sessions += b.sessions;
+}
+
 }  // namespace
 
 ServerPool::ServerPool(const ServerConfig& config, const proto::Ed25519Identity& identity, unsigned threads,
@@ -118,35 +125,36 @@ void ServerPool::stop() {
   running_ = false;
 }
 
-void ServerPool::add_to(Totals& t, Worker& w) {
-  t.metrics += w.server->metrics();
-  add(t.socket, w.server->socket_counters());
-  add(t.cache, w.cache->stats());
-  t.sessions += w.server->session_count();
+ServerPool::Totals ServerPool::count(Worker& w) {
+  Totals t;
+  t.metrics = w.server->metrics();
+  t.socket = w.server->socket_counters();
+  t.cache = w.cache->stats();
+  t.sessions = w.server->session_count();
+  return t;
 }
 
 ServerPool::Totals ServerPool::totals() {
   Totals t;
   if (!running_) {
-    for (auto& w : workers_) add_to(t, *w);
+    for (auto& w : workers_) add(t, count(*w));
     return t;
   }
-  // Each thread adds its own counters, in turn; a thread that has died answers nothing.
-  std::vector<std::future<void>> answers;
-  std::mutex m;
+  // Each thread counts its own into a promise it shares, and touches nothing of this frame: a thread
+  // may still be on its way out of the handler when this call has returned, and a thread that has
+  // died answers nothing (its count is left out).
+  std::vector<std::future<Totals>> answers;
   for (auto& wp : workers_) {
     Worker& w = *wp;
-    auto done = std::make_shared<std::promise<void>>();
-    answers.push_back(done->get_future());
-    asio::post(w.io, [&t, &m, &w, done] {
-      std::lock_guard lock(m);
-      add_to(t, w);
-      done->set_value();
-    });
+    auto answer = std::make_shared<std::promise<Totals>>();
+    answers.push_back(answer->get_future());
+    asio::post(w.io, [&w, answer] { answer->set_value(count(w)); });
   }
-  for (std::size_t i = 0; i < answers.size(); ++i)
+  for (std::size_t i = 0; i < answers.size(); ++i) {
     while (answers[i].wait_for(std::chrono::milliseconds(100)) != std::future_status::ready)
       if (workers_[i]->finished) break;
+    if (answers[i].wait_for(std::chrono::seconds(0)) == std::future_status::ready) add(t, answers[i].get());
+  }
   return t;
 }
 

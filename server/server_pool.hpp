@@ -12,7 +12,6 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,7 +63,8 @@ class ServerPool {
     std::thread thread;
     std::atomic<bool> finished{false};  // its thread returned (stopped, or died of an exception)
   };
-  static void add_to(Totals& t, Worker& w);
+  // On w's thread, or once it has stopped: its own counters.
+  static Totals count(Worker& w);
 
   std::vector<MediaStream*> streams_;
   std::vector<std::uint32_t> published_;  // segments of each stream the replicas have been sent

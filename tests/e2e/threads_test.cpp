@@ -1,7 +1,12 @@
 // ncast-server --threads: one port served by four threads (SO_REUSEPORT), real ncast-peer processes on
 // 127.0.0.1, paced and download sessions, some with loss. Every peer must write the file byte for byte,
 // and the server's /metrics, summed over its threads, must account for every session and segment.
+// The threads' counters asked for every millisecond (stats lines and /metrics) while they serve must
+// not bring the server down.
 #include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
 
 #include "tests/e2e/e2e_support.hpp"
 
@@ -50,6 +55,40 @@ TEST(Streaming, AFourThreadServerServesTwentyFourPeersByteExactly) {
   const double queued =
       m.at("ncast_sent_packets_total{type=\"coded\"}") + m.at("ncast_sent_packets_total{type=\"segments\"}");
   EXPECT_GE(queued, 2 * m.at("ncast_sendmmsg_calls_total"));
+}
+
+TEST(Streaming, ATwoThreadServerAskedForItsCountersEveryMillisecondWhileServingStaysUp) {
+  TempDir dir;
+  write_file(dir / "show", random_bytes(3'000'000, 43));  // twelve seconds at 2 Mbit/s
+  auto server = start_server(
+      dir, "server",
+      {"--file", (dir / "show").string(), "--threads", "2", "--bitrate", "2M", "--stats-interval", "0.001"});
+  std::vector<std::unique_ptr<Process>> peers;
+  peers.reserve(12);
+  for (int i = 0; i < 12; ++i)
+    peers.push_back(start_peer(dir, "peer" + std::to_string(i),
+                               {"-s", "127.0.0.1:" + std::to_string(server.port), "--stream", "show", "-o",
+                                (dir / ("out" + std::to_string(i))).string(), "--paced", "--loss", "0.2"}));
+  // Scrapes from several threads at once, and threads that only burn CPU: on a loaded machine a server
+  // thread is preempted anywhere, also between answering and leaving the handler.
+  std::atomic<int> answered{0};
+  std::atomic<bool> busy{true};
+  std::vector<std::thread> load;
+  load.reserve(4);
+  for (int i = 0; i < 4; ++i)
+    load.emplace_back([&, scrape = i % 2 == 0] {
+      while (busy)
+        if (scrape && metrics_body(server.metrics)) ++answered;
+    });
+  std::this_thread::sleep_for(6s);
+  busy = false;
+  for (auto& t : load) t.join();
+  EXPECT_GT(answered, 0);
+  ASSERT_FALSE(server.process->wait(0ms)) << "the server died: " << server.process->err();
+  server.process->signal(SIGTERM);
+  EXPECT_EQ(server.process->wait(20s), 0) << server.process->err();
+  EXPECT_TRUE(server.process->wait_event("stopped", 1s));
+  EXPECT_EQ(server.process->err(), "");
 }
 
 }  // namespace
