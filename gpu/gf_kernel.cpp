@@ -70,11 +70,9 @@ Kernel fastest_cuda_core_kernel(std::size_t max_m, std::size_t k, std::size_t ma
   return blocks >= static_cast<std::size_t>(sms) ? Kernel::bitslice : Kernel::prmt;
 }
 
-// Where the tensor kernel beat the CUDA-core kernels on the H100 (bench/results/*-gpu-h100*.md,
-// docs/gpu.md): many outputs (RLNC encode, decode payloads: 2.6-3x bitslice), and RS parity of 5 to
-// 15 outputs from at least 32 sources (32+8: 1.37x prmt). Packing the low bits costs the same per
-// output byte whatever k, and the tensor kernel works on sources in steps of 32, so with few sources
-// (k < 16; and RS 10+4, 0.43x) prmt's per-source cost is lower.
+// The tensor kernel works on sources in steps of 32 and packs its low bits at the same cost per output
+// byte whatever k, so it pays for many outputs, or for several outputs of many sources; below that
+// prmt's per-source cost is lower (docs/gpu.md, "The automatic choice", has the measured bounds).
 bool tensor_wins(std::size_t max_m, std::size_t k) { return (max_m >= 16 && k >= 16) || (max_m >= 5 && k >= 32); }
 
 }  // namespace
