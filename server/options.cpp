@@ -89,7 +89,8 @@ po::options_description network_options(ServerOptions& o, RawOptions& r) {
 po::options_description delivery_options(ServerOptions& o, RawOptions& r) {
   po::options_description d("Delivery");
   d.add_options()("bitrate", po::value(&r.bitrate)->default_value("0"),
-                  "the streams' bitrate (e.g. 768k); paced sessions send at bitrate·(1+headroom)/(1-loss); 0: unknown")(
+                  "the streams' bitrate (e.g. 768k); paced sessions send at "
+                  "bitrate·(1+headroom)/(1-loss); 0: unknown")(
       "redundancy", po::value(&o.config.redundancy)->default_value(0.02),
       "extra coded symbols in a segment's first round, beyond the measured loss")(
       "headroom", po::value(&o.config.headroom)->default_value(0.08),
