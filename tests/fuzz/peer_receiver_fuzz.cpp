@@ -1,8 +1,8 @@
 // The peer's receiver (peer/stream_receiver) fed CODED bodies from up to four sources of one stream,
-// through the wire decoder, as sessions deliver them: systematic, seeded, explicit and recoded
-// symbols of any segment, honest or lying (a changed octet, a garbage payload, a wrong vector), in
-// any order, with queries of what an ACK would say. What must hold: every octet written is the
-// stream's, in order, each segment once; a source that never lied is never convicted.
+// read as the server link reads them (StreamReceiver::read_coded): systematic, seeded, explicit and
+// recoded symbols of any segment, honest or lying (a changed octet, a garbage payload, a wrong
+// vector), in any order, with queries of what an ACK would say. What must hold: every octet written is
+// the stream's, in order, each segment once; a source that never lied is never convicted.
 #include <algorithm>
 #include <array>
 #include <vector>
@@ -110,7 +110,7 @@ NCAST_FUZZ_TARGET(peer_receiver) {
     if (kind >= 2) w.bytes(coefs);
     w.bytes(payload);
     body.resize(w.size());
-    const auto view = proto::decode_coded_body(body, n_s, len);
+    const auto view = r.read_coded(body);
     FUZZ_CHECK(view);
     r.on_symbol(*view, source, now);
 
