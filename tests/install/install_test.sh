@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `cmake --install` into a scratch prefix, then docs/examples/rs_example.c and a C++ user of the C
 # header built outside the tree, once through find_package(ncast) and once through pkg-config, run on
-# the installed shared library (ldd says so); the static package target runs on no shared ncast.
+# the installed shared library (ldd says so); the static archive, through ncast::rs_static and through
+# pkg-config --static, runs on no shared ncast.
 #   install_test.sh BUILD_DIR SOURCE_DIR CMAKE CC CXX
 set -euo pipefail
 build=$1
@@ -84,7 +85,14 @@ quiet "$cc" -std=c99 -Wall -Wextra -pedantic -Werror "$tmp/src/rs_example.c" "${
   -o "$tmp/with-pkg-config/rs_example_c"
 quiet "$cxx" -Wall -Wextra -pedantic -Werror "$tmp/src/installed_consumer.cpp" "${flags[@]}" \
   -o "$tmp/with-pkg-config/installed_consumer"
+# The static archive with --static's private libraries, found first in a folder that holds only it.
+mkdir "$tmp/static-only"
+cp "$libdir/libncast_rs.a" "$tmp/static-only/"
+read -r -a static_flags <<<"$(pkg-config --static --cflags --libs ncast-rs)"
+quiet "$cc" -std=c99 "$tmp/src/rs_example.c" -L"$tmp/static-only" "${static_flags[@]}" \
+  -o "$tmp/with-pkg-config/rs_example_c_static"
 export LD_LIBRARY_PATH=$libdir
 check_program "$tmp/with-pkg-config/rs_example_c" yes
 check_program "$tmp/with-pkg-config/installed_consumer" yes
+check_program "$tmp/with-pkg-config/rs_example_c_static" no
 echo "install_test: ncast-rs $version installed, found by find_package and pkg-config, run from $libdir"
