@@ -3,13 +3,15 @@
 # header built outside the tree, once through find_package(ncast) and once through pkg-config, run on
 # the installed shared library (ldd says so); the static archive, through ncast::rs_static and through
 # pkg-config --static, runs on no shared ncast.
-#   install_test.sh BUILD_DIR SOURCE_DIR CMAKE CC CXX
+#   install_test.sh BUILD_DIR SOURCE_DIR CMAKE CC CXX [FLAGS]
+# FLAGS (one word) go to every compile and link of the user's programs: the sanitizer of a sanitized build.
 set -euo pipefail
 build=$1
 source=$2
 cmake=$3
 cc=$4
 cxx=$5
+user_flags=(${6:+"$6"})
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -70,7 +72,7 @@ add_executable(installed_consumer installed_consumer.cpp)
 target_link_libraries(installed_consumer PRIVATE ncast::rs)
 CMAKE
 quiet "$cmake" -S "$tmp/src" -B "$tmp/with-cmake" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$cc" \
-  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Release
+  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="${6:-}" -DCMAKE_CXX_FLAGS="${6:-}"
 grep -q "^ncast_DIR:PATH=$libdir/cmake/ncast$" "$tmp/with-cmake/CMakeCache.txt" ||
   fail "find_package(ncast) did not find the installed package"
 quiet "$cmake" --build "$tmp/with-cmake"
@@ -81,15 +83,15 @@ check_program "$tmp/with-cmake/installed_consumer" yes
 # pkg-config gives no run path: the loader finds the library as it would under a system prefix.
 mkdir "$tmp/with-pkg-config"
 read -r -a flags <<<"$(pkg-config --cflags --libs ncast-rs)"
-quiet "$cc" -std=c99 -Wall -Wextra -pedantic -Werror "$tmp/src/rs_example.c" "${flags[@]}" \
+quiet "$cc" -std=c99 -Wall -Wextra -pedantic -Werror "${user_flags[@]}" "$tmp/src/rs_example.c" "${flags[@]}" \
   -o "$tmp/with-pkg-config/rs_example_c"
-quiet "$cxx" -Wall -Wextra -pedantic -Werror "$tmp/src/installed_consumer.cpp" "${flags[@]}" \
+quiet "$cxx" -Wall -Wextra -pedantic -Werror "${user_flags[@]}" "$tmp/src/installed_consumer.cpp" "${flags[@]}" \
   -o "$tmp/with-pkg-config/installed_consumer"
 # The static archive with --static's private libraries, found first in a folder that holds only it.
 mkdir "$tmp/static-only"
 cp "$libdir/libncast_rs.a" "$tmp/static-only/"
 read -r -a static_flags <<<"$(pkg-config --static --cflags --libs ncast-rs)"
-quiet "$cc" -std=c99 "$tmp/src/rs_example.c" -L"$tmp/static-only" "${static_flags[@]}" \
+quiet "$cc" -std=c99 "${user_flags[@]}" "$tmp/src/rs_example.c" -L"$tmp/static-only" "${static_flags[@]}" \
   -o "$tmp/with-pkg-config/rs_example_c_static"
 export LD_LIBRARY_PATH=$libdir
 check_program "$tmp/with-pkg-config/rs_example_c" yes
