@@ -2,7 +2,8 @@
 # `cmake --install` into a scratch prefix, then docs/examples/rs_example.c and a C++ user of the C
 # header built outside the tree, once through find_package(ncast) and once through pkg-config, run on
 # the installed shared library (ldd says so); the static archive, through ncast::rs_static and through
-# pkg-config --static, runs on no shared ncast.
+# pkg-config --static, runs on no shared ncast. Through pkg-config, a C program also checks that the
+# installed library's parity is ISA-L's.
 #   install_test.sh BUILD_DIR SOURCE_DIR CMAKE CC CXX [FLAGS]
 # FLAGS (one word) go to every compile and link of the user's programs: the sanitizer of a sanitized build.
 set -euo pipefail
@@ -51,7 +52,7 @@ $libs"
   elif grep -q libncast_rs <<<"$libs"; then
     fail "$program loads a shared ncast: $libs"
   fi
-  "$program" >"$tmp/out" || fail "$program failed: $(cat "$tmp/out")"
+  "$program" >"$tmp/out" 2>&1 || fail "$program failed: $(cat "$tmp/out")"
   case $program in
     *consumer*) [ "$(tail -n 1 "$tmp/out")" = "$version" ] || fail "$program reports $(tail -n 1 "$tmp/out"), not $version" ;;
   esac
@@ -59,7 +60,8 @@ $libs"
 
 # The user's sources, outside the tree.
 mkdir "$tmp/src"
-cp "$source/docs/examples/rs_example.c" "$source/tests/install/installed_consumer.cpp" "$tmp/src/"
+cp "$source/docs/examples/rs_example.c" "$source/tests/install/installed_consumer.cpp" \
+  "$source/tests/install/installed_isal_interop.c" "$tmp/src/"
 cat >"$tmp/src/CMakeLists.txt" <<'CMAKE'
 cmake_minimum_required(VERSION 3.25)
 project(ncast_user C CXX)
@@ -87,6 +89,11 @@ quiet "$cc" -std=c99 -Wall -Wextra -pedantic -Werror "${user_flags[@]}" "$tmp/sr
   -o "$tmp/with-pkg-config/rs_example_c"
 quiet "$cxx" -Wall -Wextra -pedantic -Werror "${user_flags[@]}" "$tmp/src/installed_consumer.cpp" "${flags[@]}" \
   -o "$tmp/with-pkg-config/installed_consumer"
+# The interop check of the tests, against the installed library: parity equal to ISA-L's.
+read -r -a isal_flags <<<"$(pkg-config --cflags --libs ncast-rs libisal)"
+quiet "$cc" -std=c99 -Wall -Wextra -pedantic -Werror "${user_flags[@]}" "$tmp/src/installed_isal_interop.c" \
+  "${isal_flags[@]}" -o "$tmp/with-pkg-config/installed_isal_interop"
+
 # The static archive with --static's private libraries, found first in a folder that holds only it.
 mkdir "$tmp/static-only"
 cp "$libdir/libncast_rs.a" "$tmp/static-only/"
@@ -96,5 +103,6 @@ quiet "$cc" -std=c99 "${user_flags[@]}" "$tmp/src/rs_example.c" -L"$tmp/static-o
 export LD_LIBRARY_PATH=$libdir
 check_program "$tmp/with-pkg-config/rs_example_c" yes
 check_program "$tmp/with-pkg-config/installed_consumer" yes
+check_program "$tmp/with-pkg-config/installed_isal_interop" yes
 check_program "$tmp/with-pkg-config/rs_example_c_static" no
 echo "install_test: ncast-rs $version installed, found by find_package and pkg-config, run from $libdir"
