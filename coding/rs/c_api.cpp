@@ -211,6 +211,8 @@ int ncast_rs_reconstruct_batch(const ncast_rs* codec, uint8_t* const* shards, si
   });
 }
 
+const char* ncast_rs_version(void) { return NCAST_VERSION; }
+
 const char* ncast_rs_status_string(int status) {
   switch (status) {
     case NCAST_RS_OK: return "ok";

@@ -1,10 +1,11 @@
 /* The C API end to end: encode a 10+4 stripe, lose four shards, get them back, patch a shard in place.
- * Build: cc rs_example.c -I<ncast> -L<build>/coding/rs -lncast_rs ... (the tests build and run it). */
+ * Build: cc rs_example.c $(pkg-config --cflags --libs ncast-rs) (the tests build and run it, in the tree
+ * and against an installed ncast). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "coding/rs/ncast_rs.h"
+#include <ncast/ncast_rs.h>
 
 #define K 10
 #define M 4

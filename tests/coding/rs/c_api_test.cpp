@@ -169,6 +169,8 @@ TEST(CApi, CustomMatrixIsCopiedAtCreate) {
   EXPECT_EQ(got, (std::vector<std::uint8_t>{1, 1, 1, 1, 2, 3}));
 }
 
+TEST(CApi, VersionIsTheProjectVersion) { EXPECT_STREQ(ncast_rs_version(), NCAST_TEST_PROJECT_VERSION); }
+
 TEST(CApi, CudaBackendIsAClearErrorWhereThereIsNone) {
   ncast_rs_options o;
   ncast_rs_options_init(&o);
