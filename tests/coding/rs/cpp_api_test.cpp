@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -59,7 +60,7 @@ TEST(CppApi, EncodeEqualsTheInTreeCodecAndReconstructGivesBackTheShards) {
   TestStripe want = s;
   reference.encode(want.pointers(), len);
   const auto ptrs = s.pointers();
-  codec.encode(ptrs, len);
+  codec.encode(std::span(ptrs), len);
   ASSERT_EQ(s.shards, want.shards);
   EXPECT_TRUE(codec.verify(ptrs, len));
 
