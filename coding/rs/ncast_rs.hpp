@@ -3,9 +3,9 @@
 // ncast Reed-Solomon for C++17 and later: a header-only layer over the C API of <ncast/ncast_rs.h>.
 //
 // Everything here is inline and calls only the C functions, so the installed library's ABI stays the C
-// one: this header may change with the compiler or the standard library of its user without breaking
-// anything. Failures throw ncast::RsError (ncast::RsUnrecoverable for more than m lost shards) with the
-// C status and the library's message. docs/rs-api.md has a complete example.
+// one whatever compiler and standard library this header is built with, and nothing internal to the
+// library leaks into its users' builds. Failures throw ncast::RsError (ncast::RsUnrecoverable for more than m lost
+// shards) with the C status and the library's message. docs/rs-api.md has a complete example.
 #include <ncast/ncast_rs.h>
 
 #include <cstddef>
@@ -131,7 +131,7 @@ class RsBuffer {
 
 // A codec for k data and m parity shards (shard i < k is data shard i, shard k + p parity shard p).
 // Every call is const because the C library's are: one codec may serve several threads at once.
-// Move-only; a moved-from codec may be destroyed or assigned, and any other call on it throws.
+// Move-only; a moved-from codec may be destroyed or assigned, its counts read 0 and its other calls throw.
 class RsCodec {
  public:
   RsCodec(unsigned k, unsigned m, const RsOptions& options = {}) {
@@ -218,7 +218,7 @@ class RsCodec {
         "ncast_rs_reconstruct_batch");
   }
 
-  // The C handle, for calls this header does not wrap; it stays owned by this object.
+  // The C handle, to hand to C code; it stays owned by this object.
   const ncast_rs* native_handle() const noexcept { return codec_.get(); }
 
  private:
