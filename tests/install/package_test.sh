@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Debian packages as a user meets them, on this machine (it needs root: CI runs so): installed with
-# apt-get, which pulls their declared dependencies; docs/examples/rs_example.c built outside the tree
+# apt-get, which pulls their declared dependencies; docs/examples/rs_example.c and .cpp built outside the tree
 # through pkg-config and through find_package(ncast) and run on the installed .so; the ISA-L interop
 # check against the installed library; the library's exports and its independence of CUDA; the man
 # pages; ncast-server started from its systemd unit with the example configuration (by systemd when it
@@ -44,6 +44,7 @@ cleanup() {
   exit "$status"
 }
 trap cleanup EXIT
+trap "exit 130" INT TERM HUP PIPE
 quiet() { # runs a command, showing its output only when it fails
   "$@" >"$tmp/log" 2>&1 || { cat "$tmp/log" >&2; fail "failed: $*"; }
 }
@@ -53,38 +54,47 @@ quiet apt-get install -y -q "$debs"/libncast-rs0_*.deb "$debs"/libncast-rs-dev_*
 for p in "${packages[@]}"; do dpkg -L "$p"; done | sort -u >"$tmp/installed"
 
 # The library: found through its SONAME by the loader, exporting only the C API, needing no CUDA.
-so=$(ldconfig -p | awk '/libncast_rs\.so\.0 / { print $NF; exit }')
+so=$(ldconfig -p | awk '/libncast_rs\.so\.0 / && !found++ { print $NF }')
 [ -n "$so" ] || fail "the loader does not know libncast_rs.so.0"
 quiet "$source/tests/install/exports_test.sh" "$so" "$source/coding/rs/ncast_rs.h"
 ! ldd "$so" | grep -E 'libcuda|libcudart|libcurand' || fail "$so links CUDA libraries"
 
 # The user's programs, outside the tree, each checked to run on the installed library.
 mkdir "$tmp/src" "$tmp/pkg-config"
-cp "$source/docs/examples/rs_example.c" "$source/tests/install/installed_isal_interop.c" "$tmp/src/"
+cp "$source/docs/examples/rs_example.c" "$source/docs/examples/rs_example.cpp" \
+  "$source/tests/install/installed_isal_interop.c" "$tmp/src/"
 runs_on_installed() {
-  local program=$1
-  ldd "$program" | grep -q "libncast_rs.so.0 => .*libncast_rs.so.0 " || fail "$program does not load libncast_rs.so.0"
-  [ "$(readlink -f "$(ldd "$program" | awk '/libncast_rs.so.0/ { print $3 }')")" = "$(readlink -f "$so")" ] ||
+  local program=$1 libs
+  libs=$(ldd "$program")
+  grep -q "libncast_rs.so.0 => .*libncast_rs.so.0 " <<<"$libs" || fail "$program does not load libncast_rs.so.0"
+  [ "$(readlink -f "$(awk '/libncast_rs.so.0/ { print $3 }' <<<"$libs")")" = "$(readlink -f "$so")" ] ||
     fail "$program loads another libncast_rs.so.0 than the installed one"
   "$program" >"$tmp/out" 2>&1 || fail "$program failed: $(cat "$tmp/out")"
 }
 read -r -a flags <<<"$(pkg-config --cflags --libs ncast-rs)"
 quiet cc -std=c99 -Wall -Wextra -pedantic -Werror "$tmp/src/rs_example.c" "${flags[@]}" -o "$tmp/pkg-config/rs_example_c"
 runs_on_installed "$tmp/pkg-config/rs_example_c"
+quiet c++ -std=c++17 -Wall -Wextra -pedantic -Werror "$tmp/src/rs_example.cpp" "${flags[@]}" \
+  -o "$tmp/pkg-config/rs_example_cpp"
+runs_on_installed "$tmp/pkg-config/rs_example_cpp"
 read -r -a flags <<<"$(pkg-config --cflags --libs ncast-rs libisal)"
 quiet cc -std=c99 -Wall -Wextra -pedantic -Werror "$tmp/src/installed_isal_interop.c" "${flags[@]}" \
   -o "$tmp/pkg-config/installed_isal_interop"
 runs_on_installed "$tmp/pkg-config/installed_isal_interop"
 cat >"$tmp/src/CMakeLists.txt" <<'CMAKE'
 cmake_minimum_required(VERSION 3.25)
-project(ncast_user C)
+project(ncast_user C CXX)
+set(CMAKE_CXX_STANDARD 17)
 find_package(ncast REQUIRED)
 add_executable(rs_example_c rs_example.c)
 target_link_libraries(rs_example_c PRIVATE ncast::rs)
+add_executable(rs_example_cpp rs_example.cpp)
+target_link_libraries(rs_example_cpp PRIVATE ncast::rs)
 CMAKE
 quiet cmake -S "$tmp/src" -B "$tmp/cmake" -DCMAKE_BUILD_TYPE=Release
 quiet cmake --build "$tmp/cmake"
 runs_on_installed "$tmp/cmake/rs_example_c"
+runs_on_installed "$tmp/cmake/rs_example_cpp"
 
 # A man page for every program, rendered by man itself.
 for program in ncast-server ncast-peer ncast-swarm ncast-rs ncast-rlnc ncast-bench; do
@@ -120,7 +130,7 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 $systemd && journalctl -u ncast-server@demo -o cat >"$tmp/server.out"
-key=$(grep -m1 -o '"identity":"[0-9a-f]*"' "$tmp/server.out" | cut -d'"' -f4)
+key=$(grep -m1 -o '"identity":"[0-9a-f]*"' "$tmp/server.out" | cut -d'"' -f4 || true)
 [ -n "$key" ] || fail "ncast-server@demo did not start: $(cat "$tmp/server.out")"
 timeout 60 ncast-peer --server "$address" --server-key "$key" --stream clip.bin -o "$tmp/fetched" --progress off \
   2>"$tmp/peer.err" || fail "ncast-peer failed: $(tail -n 5 "$tmp/peer.err")"
