@@ -1,5 +1,7 @@
 #include "cli/subcommands.hpp"
 
+#include "cli/command_line.hpp"
+
 #include <exception>
 #include <ostream>
 
@@ -43,6 +45,10 @@ int run_subcommand(const Program& program, int argc, char** argv, std::ostream& 
   const std::string_view name = argv[1];
   if (name == "--help" || name == "-h" || name == "help") {
     out << usage_text(program);
+    return kExitOk;
+  }
+  if (name == "--version") {
+    out << version_text(program.name);
     return kExitOk;
   }
   for (const auto& c : program.commands)

@@ -48,7 +48,8 @@ struct Program {
 std::string usage_text(const Program& program);
 
 // Runs the command argv[1] names with the rest of argv and returns its exit status. No command,
-// --help, -h or help print the usage (to `err` for no command, with status 2; to `out`, status 0); an
+// --help, -h or help print the usage (to `err` for no command, with status 2; to `out`, status 0),
+// --version the version line (to `out`, status 0); an
 // unknown one is reported with the usage, status 2. UsageError gives 2, Stopped its own status, any
 // other exception 1, each with a message on `err`.
 int run_subcommand(const Program& program, int argc, char** argv, std::ostream& out, std::ostream& err);

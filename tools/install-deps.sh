@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev
   ffmpeg
   gnuplot-nox
+  dpkg-dev file man-db
 )
 case "${1:-}" in
   --checks) packages+=(clang-format clang-tidy) ;;

@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
     std::cerr << "ncast-swarm: " << e.what() << "\n";
     return 2;
   }
-  if (parsed.action == ncast::cli::Action::help) {
+  if (parsed.action != ncast::cli::Action::run) {
     std::cout << parsed.text;
     return 0;
   }

@@ -108,7 +108,8 @@ void declare_output(po::options_description& d, ParsedSwarmOptions& out, RawOpti
                   "print the report, with every peer, as JSON on standard output instead of a table")(
       "report", po::value(&out.report_path), "also write the JSON report to this file")(
       "progress", po::value(&r.progress)->default_value("auto"),
-      "live summary on standard error: auto (on a terminal), on, off")("help,h", "show this help");
+      "live summary on standard error: auto (on a terminal), on, off")("help,h", "show this help")("version",
+                                                                                                   "show the version");
 }
 
 void check_servers(SwarmOptions& o, const RawOptions& r) {
@@ -208,6 +209,11 @@ ParsedSwarmOptions parse_swarm_options(int argc, const char* const* argv) {
         "final table (or --json), with the servers' CPU time per GB sent when --metrics is given.\n\n"
         "Usage: ncast-swarm -s HOST:PORT --stream NAME [-n PEERS] [options]\n",
         opts);
+    return out;
+  }
+  if (vm.count("version")) {
+    out.action = cli::Action::version;
+    out.text = cli::version_text("ncast-swarm", "protocol version 1");
     return out;
   }
   check_servers(o, r);

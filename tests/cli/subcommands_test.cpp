@@ -2,6 +2,8 @@
 // exceptions become.
 #include "cli/subcommands.hpp"
 
+#include "cli/command_line.hpp"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -41,6 +43,7 @@ struct Outcome {
 Outcome run(std::vector<std::string> args) {
   args.insert(args.begin(), "prog");
   std::vector<char*> argv;
+  argv.reserve(args.size());
   for (auto& a : args) argv.push_back(a.data());
   std::ostringstream out, err;
   const int code = run_subcommand(kProgram, static_cast<int>(args.size()), argv.data(), out, err);
@@ -69,6 +72,13 @@ TEST(Subcommands, HelpPrintsTheUsage) {
     EXPECT_EQ(r.out, usage_text(kProgram)) << help;
     EXPECT_TRUE(r.err.empty()) << help;
   }
+}
+
+TEST(Subcommands, VersionPrintsTheProgramsVersionLine) {
+  const Outcome r = run({"--version"});
+  EXPECT_EQ(r.code, kExitOk);
+  EXPECT_EQ(r.out, version_text("prog"));
+  EXPECT_TRUE(r.err.empty());
 }
 
 TEST(Subcommands, UnknownCommandIsNamed) {

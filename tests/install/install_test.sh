@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `cmake --install` into a scratch prefix, then docs/examples/rs_example.c and a C++ user of the C
-# header built outside the tree, once through find_package(ncast) and once through pkg-config, run on
-# the installed shared library (ldd says so); the static archive, through ncast::rs_static and through
-# pkg-config --static, runs on no shared ncast. Through pkg-config, a C program also checks that the
+# `cmake --install` into a scratch prefix, then docs/examples/rs_example.c, docs/examples/rs_example.cpp
+# (the header-only C++ API, as C++17) and a C++ user of the C header built outside the tree, once
+# through find_package(ncast) and once through pkg-config, run on the installed shared library (ldd
+# says so); the static archive, through ncast::rs_static and through pkg-config --static, runs on no
+# shared ncast. Through pkg-config, a C program also checks that the
 # installed library's parity is ISA-L's.
 #   install_test.sh BUILD_DIR SOURCE_DIR CMAKE CC CXX [FLAGS]
 # FLAGS (one word) go to every compile and link of the user's programs: the sanitizer of a sanitized build.
@@ -30,6 +31,7 @@ pc=$(find "$prefix" -name ncast-rs.pc)
 [ -n "$pc" ] || fail "no ncast-rs.pc under $prefix"
 libdir=$(dirname "$(dirname "$pc")")
 [ -f "$prefix/include/ncast/ncast_rs.h" ] || fail "no include/ncast/ncast_rs.h"
+[ -f "$prefix/include/ncast/ncast_rs.hpp" ] || fail "no include/ncast/ncast_rs.hpp"
 [ -f "$libdir/libncast_rs.a" ] || fail "no libncast_rs.a in $libdir"
 [ -f "$libdir/cmake/ncast/ncastConfig.cmake" ] && [ -f "$libdir/cmake/ncast/ncastConfigVersion.cmake" ] ||
   fail "no CMake package in $libdir/cmake/ncast"
@@ -60,8 +62,8 @@ $libs"
 
 # The user's sources, outside the tree.
 mkdir "$tmp/src"
-cp "$source/docs/examples/rs_example.c" "$source/tests/install/installed_consumer.cpp" \
-  "$source/tests/install/installed_isal_interop.c" "$tmp/src/"
+cp "$source/docs/examples/rs_example.c" "$source/docs/examples/rs_example.cpp" \
+  "$source/tests/install/installed_consumer.cpp" "$source/tests/install/installed_isal_interop.c" "$tmp/src/"
 cat >"$tmp/src/CMakeLists.txt" <<'CMAKE'
 cmake_minimum_required(VERSION 3.25)
 project(ncast_user C CXX)
@@ -72,6 +74,14 @@ add_executable(rs_example_c_static rs_example.c)
 target_link_libraries(rs_example_c_static PRIVATE ncast::rs_static)
 add_executable(installed_consumer installed_consumer.cpp)
 target_link_libraries(installed_consumer PRIVATE ncast::rs)
+# The C++ API promises C++17: the oldest standard it is built with here.
+foreach(library rs rs_static)
+  add_executable(rs_example_cpp_${library} rs_example.cpp)
+  target_link_libraries(rs_example_cpp_${library} PRIVATE ncast::${library})
+  target_compile_options(rs_example_cpp_${library} PRIVATE -Wall -Wextra -pedantic -Werror)
+  set_target_properties(rs_example_cpp_${library} PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                                                             CXX_EXTENSIONS OFF)
+endforeach()
 CMAKE
 quiet "$cmake" -S "$tmp/src" -B "$tmp/with-cmake" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$cc" \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="${6:-}" -DCMAKE_CXX_FLAGS="${6:-}"
@@ -81,6 +91,8 @@ quiet "$cmake" --build "$tmp/with-cmake"
 check_program "$tmp/with-cmake/rs_example_c" yes
 check_program "$tmp/with-cmake/rs_example_c_static" no
 check_program "$tmp/with-cmake/installed_consumer" yes
+check_program "$tmp/with-cmake/rs_example_cpp_rs" yes
+check_program "$tmp/with-cmake/rs_example_cpp_rs_static" no
 
 # pkg-config gives no run path: the loader finds the library as it would under a system prefix.
 mkdir "$tmp/with-pkg-config"
@@ -89,6 +101,8 @@ quiet "$cc" -std=c99 -Wall -Wextra -pedantic -Werror "${user_flags[@]}" "$tmp/sr
   -o "$tmp/with-pkg-config/rs_example_c"
 quiet "$cxx" -Wall -Wextra -pedantic -Werror "${user_flags[@]}" "$tmp/src/installed_consumer.cpp" "${flags[@]}" \
   -o "$tmp/with-pkg-config/installed_consumer"
+quiet "$cxx" -std=c++17 -Wall -Wextra -pedantic -Werror "${user_flags[@]}" "$tmp/src/rs_example.cpp" "${flags[@]}" \
+  -o "$tmp/with-pkg-config/rs_example_cpp"
 # The interop check of the tests, against the installed library: parity equal to ISA-L's.
 read -r -a isal_flags <<<"$(pkg-config --cflags --libs ncast-rs libisal)"
 quiet "$cc" -std=c99 -Wall -Wextra -pedantic -Werror "${user_flags[@]}" "$tmp/src/installed_isal_interop.c" \
@@ -100,9 +114,13 @@ cp "$libdir/libncast_rs.a" "$tmp/static-only/"
 read -r -a static_flags <<<"$(pkg-config --static --cflags --libs ncast-rs)"
 quiet "$cc" -std=c99 "${user_flags[@]}" "$tmp/src/rs_example.c" -L"$tmp/static-only" "${static_flags[@]}" \
   -o "$tmp/with-pkg-config/rs_example_c_static"
+quiet "$cxx" -std=c++17 "${user_flags[@]}" "$tmp/src/rs_example.cpp" -L"$tmp/static-only" "${static_flags[@]}" \
+  -o "$tmp/with-pkg-config/rs_example_cpp_static"
 export LD_LIBRARY_PATH=$libdir
 check_program "$tmp/with-pkg-config/rs_example_c" yes
 check_program "$tmp/with-pkg-config/installed_consumer" yes
+check_program "$tmp/with-pkg-config/rs_example_cpp" yes
 check_program "$tmp/with-pkg-config/installed_isal_interop" yes
 check_program "$tmp/with-pkg-config/rs_example_c_static" no
+check_program "$tmp/with-pkg-config/rs_example_cpp_static" no
 echo "install_test: ncast-rs $version installed, found by find_package and pkg-config, run from $libdir"
