@@ -40,4 +40,11 @@ set(CPACK_DEBIAN_TOOLS_DESCRIPTION
 file(WRITE ${PROJECT_BINARY_DIR}/packaging/tools/conffiles "${CMAKE_INSTALL_FULL_SYSCONFDIR}/ncast/demo.conf\n")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/packaging/tools/conffiles)
 
+# What the packages hold, built without the tests: tools/package.sh builds this, then runs cpack.
+add_custom_target(ncast_packaged)
+add_dependencies(ncast_packaged ncast_man_pages ncast_rs_shared ncast_rs_static)
+if(NCAST_HAVE_CUDA)
+  add_dependencies(ncast_packaged ncast_rs_cuda)
+endif()
+
 include(CPack)

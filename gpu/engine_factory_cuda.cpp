@@ -2,8 +2,6 @@
 // error saying why it cannot; auto gives it when a device is usable (and says which on stderr),
 // else the CPU engine. Handing out a CUDA engine also makes host buffers for Backend::cuda
 // page-locked, so that the engine's copies are asynchronous and run at full PCIe speed.
-#include <cuda_runtime.h>
-
 #include <iostream>
 #include <mutex>
 #include <stdexcept>
@@ -12,24 +10,14 @@
 #include "coding/host_memory.hpp"
 #include "gpu/cuda_engine.hpp"
 #include "gpu/device_info.hpp"
+#include "gpu/pinned_host.hpp"
 
 namespace ncast {
 namespace {
 
-void* pinned_allocate(std::size_t bytes) {
-  void* p = nullptr;
-  if (cudaMallocHost(&p, bytes) != cudaSuccess) {
-    cudaGetLastError();  // a failed allocation is not sticky; leave no error behind
-    return nullptr;
-  }
-  return p;
-}
-
-void pinned_release(void* p) { cudaFreeHost(p); }
-
 std::unique_ptr<Engine> cuda_engine(int device) {
   auto engine = std::make_unique<gpu::CudaEngine>(device);
-  set_host_allocator(Backend::cuda, {pinned_allocate, pinned_release, "pinned"});
+  set_host_allocator(Backend::cuda, gpu::pinned_host_allocator());
   return engine;
 }
 

@@ -7,7 +7,7 @@
 #       built from.
 #   tools/device-check.sh run [CARRY_DIR]       on the GPU host (default build-gpu-carry):
 #       runs the GPU tests, the bench baselines' tests and the RS codec's tests (on the CUDA engine, which backend auto picks
-#       there), the GPU benchmarks (ncast-bench gpu), then the GPU tests again under
+#       there), the shared RS library's tests on its CUDA module, the GPU benchmarks (ncast-bench gpu), then the GPU tests again under
 #       compute-sanitizer memcheck and racecheck; writes logs, JSON lines and a markdown results
 #       table to $OUT (default ./device-check-out) and prints a short table last.
 #
@@ -24,11 +24,15 @@ prepare() {
   local carry=$root/build-gpu-carry
   set -e
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DNCAST_ENABLE_CUDA=ON >/dev/null
-  cmake --build "$build" -j "$(nproc)" --target gpu_tests bench_baselines_tests rs_tests ncast-bench
+  cmake --build "$build" -j "$(nproc)" --target gpu_tests bench_baselines_tests rs_tests ncast-bench \
+    rs_library_backend_tests
   rm -rf "$carry"
-  mkdir -p "$carry"
+  mkdir -p "$carry/ncast"
   cp "$build/tests/gpu/gpu_tests" "$build/tests/tools/bench/bench_baselines_tests" "$build/tests/coding/rs/rs_tests" \
-    "$build/tools/bench/ncast-bench" "$carry/"
+    "$build/tools/bench/ncast-bench" "$build/tests/install/rs_library_backend_tests" "$carry/"
+  # The shared library and its module laid out as installed: the module in ncast/ beside the library.
+  cp -L "$build/coding/rs/library/libncast_rs.so.0" "$carry/"
+  cp "$build/coding/rs/library/ncast/libncast_rs_cuda.so" "$carry/ncast/"
   cp -L "$(ldconfig -p | awk '/libisal\.so\.2 /{print $NF; exit}')" "$carry/libisal.so.2"
   local commit
   commit=$(git -C "$root" rev-parse --short HEAD)
@@ -73,6 +77,10 @@ run() {
   say "== RS codec tests on the CUDA engine"
   timeout 300 "$carry/rs_tests" --gtest_brief=1 >"$out/rs-tests.log" 2>&1 || status=1
   tail -3 "$out/rs-tests.log" | tee -a "$log"
+  say "== the shared RS library on its CUDA module"
+  timeout 120 "$carry/rs_library_backend_tests" --gtest_brief=1 >"$out/rs-library.log" 2>&1 || status=1
+  tail -3 "$out/rs-library.log" | tee -a "$log"
+  ! grep -q SKIPPED "$out/rs-library.log" || { say "device-check: the library did not get the CUDA engine"; status=1; }
 
   # 2. Benchmarks: numbers first, so a slow sanitizer cannot cost them.
   say "== benchmarks"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The Debian packages: libncast-rs0, libncast-rs-dev and ncast-tools, built in build-package/ (or
-# $NCAST_PACKAGE_BUILD_DIR) and copied into DIR (default: packages/). Install them with
+# $NCAST_PACKAGE_BUILD_DIR, which may be the build folder of tools/test.sh: only the install prefix
+# changes, nothing is compiled again) and copied into DIR (default: packages/). Install them with
 #   apt-get install ./packages/*.deb
-# They carry the CPU backend: a CUDA build links cuRAND from the CUDA toolkit, which no Debian
-# package provides, so GPU hosts build from source (README).
+# Where nvcc is found they carry the CUDA backend too (programs and the RS library's module), which
+# needs only the NVIDIA driver at run time and codes on the CPU where there is none.
 #   tools/package.sh [DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,8 +14,8 @@ case $out in -*) echo "usage: tools/package.sh [DIR]" >&2; exit 2 ;; esac
 
 "$root/tools/install-deps.sh"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_SYSCONFDIR=/etc \
-  -DNCAST_ENABLE_CUDA=OFF -DNCAST_BUILD_TESTS=OFF -DNCAST_SANITIZE=OFF >/dev/null
-cmake --build "$build" -j "$(nproc)"
+  -DNCAST_SANITIZE=OFF >/dev/null
+cmake --build "$build" -j "$(nproc)" --target ncast_packaged
 rm -f "$build"/*.deb
 (cd "$build" && cpack -G DEB >/dev/null)
 mkdir -p "$out"

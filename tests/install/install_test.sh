@@ -41,6 +41,14 @@ version=$(pkg-config --modversion ncast-rs)
 soname=libncast_rs.so.${version%%.*}
 [ -L "$libdir/libncast_rs.so" ] || fail "no namelink libncast_rs.so"
 readelf -d "$libdir/libncast_rs.so" | grep -q "SONAME.*\[$soname\]" || fail "SONAME is not $soname"
+# The library a CPU-only user loads needs no CUDA library; the CUDA module, where built, only the driver.
+needed=$(readelf -d "$libdir/libncast_rs.so")
+! grep -iE 'NEEDED.*(cuda|curand)' <<<"$needed" || fail "libncast_rs.so needs CUDA libraries"
+module=$libdir/ncast/libncast_rs_cuda.so
+if [ -f "$module" ]; then
+  needed=$(readelf -d "$module")
+  ! grep -iE 'NEEDED.*(cudart|curand)' <<<"$needed" || fail "the CUDA module needs the toolkit's libraries"
+fi
 
 # Runs a program built against the installed library, checking that it loads the installed .so
 # (shared=yes) or none (shared=no) and that it reports the package's version where it prints one.
