@@ -96,6 +96,33 @@ quiet cmake --build "$tmp/cmake"
 runs_on_installed "$tmp/cmake/rs_example_c"
 runs_on_installed "$tmp/cmake/rs_example_cpp"
 
+# Where the packages carry the CUDA backend, the installed library asks its module for the CUDA engine:
+# it gets it, or the module's own answer that there is no device.
+if grep -q '/ncast/libncast_rs_cuda\.so$' "$tmp/installed"; then
+  cat >"$tmp/src/cuda_backend.c" <<'C'
+#include <ncast/ncast_rs.h>
+#include <stdio.h>
+int main(void) {
+  ncast_rs_options options;
+  ncast_rs* codec = NULL;
+  ncast_rs_options_init(&options);
+  options.backend = NCAST_RS_BACKEND_CUDA;
+  if (ncast_rs_create(&codec, 4, 2, &options) != NCAST_RS_OK) {
+    printf("%s\n", ncast_rs_last_error());
+    return 1;
+  }
+  printf("%s\n", ncast_rs_backend_description(codec));
+  ncast_rs_destroy(codec);
+  return 0;
+}
+C
+  read -r -a flags <<<"$(pkg-config --cflags --libs ncast-rs)"
+  quiet cc -std=c99 -Wall -Wextra -pedantic -Werror "$tmp/src/cuda_backend.c" "${flags[@]}" -o "$tmp/cuda_backend"
+  answer=$("$tmp/cuda_backend" || true)
+  [[ $answer == cuda* || $answer == *"no usable CUDA device"* ]] ||
+    fail "the installed library did not get its CUDA module: $answer"
+fi
+
 # A man page for every program, rendered by man itself.
 for program in ncast-server ncast-peer ncast-swarm ncast-rs ncast-rlnc ncast-bench; do
   command -v "$program" >/dev/null || fail "$program is not on PATH"
