@@ -1,5 +1,7 @@
 #include "cli/command_line.hpp"
 
+#include <array>
+#include <charconv>
 #include <fstream>
 
 namespace ncast::cli {
@@ -34,6 +36,12 @@ std::string version_text(std::string_view program, std::string_view detail) {
   text += " " NCAST_VERSION;
   if (!detail.empty()) text.append(" (").append(detail).append(")");
   return text + "\n";
+}
+
+std::string shortest(double value) {
+  std::array<char, 32> text{};
+  const auto end = std::to_chars(text.data(), text.data() + text.size(), value).ptr;
+  return {text.data(), end};
 }
 
 }  // namespace ncast::cli

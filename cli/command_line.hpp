@@ -23,6 +23,10 @@ std::string help_text(std::string_view about, const boost::program_options::opti
 // The --version line of `program`: "ncast-peer 0.1.0", with `detail` in parentheses when given.
 std::string version_text(std::string_view program, std::string_view detail = {});
 
+// A double as --help shows a default: the shortest text that reads back as the same value ("0.1",
+// where Boost's stream would print 0.10000000000000001).
+std::string shortest(double value);
+
 // Throws std::invalid_argument("--NAME VALUE is out of range LO..HI") unless lo <= value <= hi.
 template <typename T>
 void in_range(const char* name, T value, T lo, T hi) {

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli/command_line.hpp"
 #include "cli/rate.hpp"
 
 namespace ncast::server {
@@ -93,7 +94,7 @@ po::options_description delivery_options(ServerOptions& o, RawOptions& r) {
                   "bitrate·(1+headroom)/(1-loss); 0: unknown")(
       "redundancy", po::value(&o.config.redundancy)->default_value(0.02),
       "extra coded symbols in a segment's first round, beyond the measured loss")(
-      "headroom", po::value(&o.config.headroom)->default_value(0.08),
+      "headroom", po::value(&o.config.headroom)->default_value(0.08, cli::shortest(0.08)),
       "how much faster than the bitrate paced sessions send (beyond the measured loss), so that a peer that fell "
       "behind catches up (0..1)")("window", po::value(&r.window)->default_value(16),
                                   "segments in flight per session at most (1..64)")(

@@ -68,6 +68,14 @@ TEST(CommandLine, ConfigFileUnderTheCommandLine) {
   }
 }
 
+TEST(CommandLine, ShortestReadsBackAsTheSameDouble) {
+  EXPECT_EQ(shortest(0.1), "0.1");
+  EXPECT_EQ(shortest(0.08), "0.08");
+  EXPECT_EQ(shortest(2.0), "2");
+  for (const double v : {1.0 / 3, 1e-300, 12345.678, 0.30000000000000004})
+    EXPECT_EQ(std::stod(shortest(v)), v) << shortest(v);
+}
+
 TEST(CommandLine, HelpVersionAndRanges) {
   Program p;
   const std::string help = help_text("prog: does things\n", p.options);

@@ -128,6 +128,7 @@ for program in ncast-server ncast-peer ncast-swarm ncast-rs ncast-rlnc ncast-ben
   command -v "$program" >/dev/null || fail "$program is not on PATH"
   MANPAGER=cat MANWIDTH=100 man "$program" >"$tmp/man" 2>"$tmp/man.err" || fail "man $program: $(cat "$tmp/man.err")"
   grep -q -- "--help" "$tmp/man" || fail "man $program does not list its options"
+  [ -f "/usr/share/bash-completion/completions/$program" ] || fail "no bash completion for $program"
 done
 
 # The service: ncast-server@demo with the example configuration, serving a file of its media folder.

@@ -25,6 +25,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/command_line.hpp"
 #include "cli/rate.hpp"
 #include "cli/subcommands.hpp"
 #include "peer/swarm/swarm.hpp"
@@ -232,7 +233,7 @@ void add_serve_options(po::options_description& desc, ServeOptions& o) {
       "max", po::value(&o.max)->default_value(o.max), "peers at most")(
       "budget", po::value(&o.budget_s)->default_value(o.budget_s),
       "seconds for the whole search; no trial starts that would overrun it")(
-      "precision", po::value(&o.precision)->default_value(o.precision),
+      "precision", po::value(&o.precision)->default_value(o.precision, cli::shortest(o.precision)),
       "stop bisecting when the bracket is narrower than this fraction")(
       "late-limit", po::value(&o.late_limit)->default_value(o.late_limit),
       "a trial fails at this fraction of late segments or more")("threads", po::value(&o.threads)->default_value(0),

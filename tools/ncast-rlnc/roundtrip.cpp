@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/command_line.hpp"
 #include "cli/subcommand_line.hpp"
 #include "coding/rlnc/decoder.hpp"
 #include "coding/rlnc/encoder.hpp"
@@ -145,8 +146,9 @@ std::optional<Settings> parse(int argc, char** argv) {
   po::options_description desc("ncast-rlnc roundtrip options");
   desc.add_options()("n", po::value(&s.n)->default_value(s.n), "source symbols per generation, 1..256")(
       "symbol", po::value(&s.symbol)->default_value(s.symbol), "symbol size in bytes, 1..65536")(
-      "loss", po::value(&s.loss)->default_value(s.loss), "probability that a hop loses a symbol, [0, 1)")(
-      "relays", po::value(&s.relays)->default_value(s.relays), "recoding relays between source and sink, 0..64")(
+      "loss", po::value(&s.loss)->default_value(s.loss, cli::shortest(s.loss)),
+      "probability that a hop loses a symbol, [0, 1)")("relays", po::value(&s.relays)->default_value(s.relays),
+                                                       "recoding relays between source and sink, 0..64")(
       "seed", po::value(&s.seed)->default_value(s.seed), "seed of the simulated losses")(
       "density", po::value(&s.density)->default_value(s.density), "fraction of non-zero coefficients, (0, 1]")(
       "no-systematic", "send coded symbols only (default: the source symbols first, then coded ones)")(
