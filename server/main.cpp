@@ -61,7 +61,7 @@ class App {
           std::make_unique<LiveIngest>(io_, o.live[i].path, *s, lo, [this, s] { pool_.stream_changed(*s); }));
     }
     if (o.metrics)
-      http_ = std::make_unique<MetricsHttp>(io_, net::Address::parse(*o.metrics), [this] {
+      http_ = std::make_unique<MetricsHttp>(io_, *o.metrics, [this] {
         const ServerGauges g = report_.gauges();
         return render_prometheus(report_.totals().metrics, g);
       });

@@ -1,7 +1,8 @@
-// ncast-peer's decoder choice and relay memory as real processes: --decoder gpu without a usable
-// CUDA device (none built, or none visible) fails at once with a clear message; auto then decodes on
-// the CPU; a relay over a long stream keeps no more decoded segments than --relay-memory-mb allows
-// and still feeds its downstream peer.
+// ncast-peer's options as real processes: host names in addresses (a server listening on
+// localhost:0, fetched from with -s localhost:PORT; a name that does not resolve is named); --decoder
+// gpu without a usable CUDA device (none built, or none visible) fails at once with a clear message;
+// auto then decodes on the CPU; a relay over a long stream keeps no more decoded segments than
+// --relay-memory-mb allows and still feeds its downstream peer.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -12,6 +13,23 @@ namespace ncast::e2e {
 namespace {
 
 std::string addr(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
+
+TEST(PeerAddresses, HostNamesResolve) {
+  TempDir dir;
+  const auto media = random_bytes(100'000, 30);
+  write_file(dir / "m", media);
+  auto server = start_server(dir, "server", {"--file", (dir / "m").string(), "--stats-interval", "0"}, "localhost:0");
+  const std::string local = "localhost:" + std::to_string(server.port);
+  auto peer = start_peer(dir, "peer", {"-s", local, "--stream", "m", "-o", (dir / "m.out").string()});
+  const auto r = finish(*peer);
+  EXPECT_EQ(r.code, 0) << r.report.dump();
+  EXPECT_EQ(read_bytes(dir / "m.out"), media);
+
+  auto unknown = start_peer(dir, "unknown", {"-s", "nosuch.invalid:7700", "--stream", "m"});
+  EXPECT_EQ(unknown->wait(10s), 2);
+  EXPECT_NE(unknown->err().find("--server 'nosuch.invalid:7700': cannot resolve 'nosuch.invalid'"), std::string::npos)
+      << unknown->err();
+}
 
 TEST(PeerDecoder, GpuWithoutADeviceFailsClearlyAndAutoUsesTheCpu) {
   TempDir dir;
