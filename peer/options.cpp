@@ -32,7 +32,7 @@ void add_source_options(po::options_description& d, PeerOptions& o, RawOptions& 
       "stream", po::value(&o.stream), "the stream's name")(
       "output,o", po::value(&o.output),
       "write the stream here ('-' = standard output); without it the stream is only checked")(
-      "force", po::bool_switch(&o.force), "overwrite an existing output file");
+      "force", po::bool_switch(&o.force), "replace an existing output file (once the stream is complete)");
 }
 
 void add_session_options(po::options_description& d, RawOptions& r) {
