@@ -11,9 +11,16 @@ net::Address host_of(const net::Address& a) {
   return h;
 }
 
+// ::ffff:a.b.c.d: an IPv4 peer of a dual-stack socket.
+bool v4_mapped(const net::Address& a) {
+  return a.family == 6 && a.ip[10] == 0xFF && a.ip[11] == 0xFF &&
+         std::all_of(a.ip.begin(), a.ip.begin() + 10, [](std::uint8_t b) { return b == 0; });
+}
+
 net::Address network_of(const net::Address& a) {
   net::Address n = host_of(a);
-  const std::size_t prefix_octets = a.family == 4 ? 3 : 8;
+  // A mapped IPv4 address's network is its /24 too, not the /64 every IPv4 peer shares.
+  const std::size_t prefix_octets = a.family == 4 ? 3 : v4_mapped(a) ? 15 : 8;
   std::fill(n.ip.begin() + static_cast<long>(prefix_octets), n.ip.end(), std::uint8_t{0});
   return n;
 }

@@ -36,6 +36,16 @@ TEST(SourceLimits, ANetworkHoldsFourTimesAnAddress) {
   EXPECT_TRUE(limits.try_add(at("[2001:db8:0:1::1]:1")));
 }
 
+TEST(SourceLimits, IPv4PeersOfADualStackSocketAreCappedByTheirOwnNetwork) {
+  SourceLimits limits(1);
+  // Nine networks of IPv4-mapped addresses: each its own /24, not one shared /64.
+  for (int net = 1; net <= 9; ++net)
+    for (int host = 1; host <= 4; ++host)
+      EXPECT_TRUE(
+          limits.try_add(at(("[::ffff:10.0." + std::to_string(net) + "." + std::to_string(host) + "]:1").c_str())));
+  EXPECT_FALSE(limits.try_add(at("[::ffff:10.0.1.5]:1")));
+}
+
 TEST(SourceLimits, ZeroMeansNoLimit) {
   SourceLimits limits(0);
   for (int i = 0; i < 1000; ++i) EXPECT_TRUE(limits.try_add(at("127.0.0.1:1")));
