@@ -25,9 +25,10 @@ class SwarmTest : public ::testing::Test {
  protected:
   void SetUp() override {
     write_file(dir_ / "media", random_bytes(kMediaBytes, 77));
-    server_ = start_server(dir_, "server",
-                           {"--file", (dir_ / "media").string(), "--bitrate", "4M", "--symbols", std::to_string(kN),
-                            "--symbol-size", std::to_string(kL), "--stats-interval", "0", "--idle-timeout", "3"});
+    server_ = start_server(
+        dir_, "server",
+        {"--file", (dir_ / "media").string(), "--bitrate", "4M", "--symbols", std::to_string(kN), "--symbol-size",
+         std::to_string(kL), "--stats-interval", "0", "--idle-timeout", "3", "--max-sessions-per-source", "0"});
   }
 
   Swarm run(const std::string& tag, std::vector<std::string> args) {

@@ -35,6 +35,11 @@ TEST(ServerOptions, DefaultsAndValues) {
   EXPECT_EQ(o.config.pacing_tick, std::chrono::microseconds(1000));
   EXPECT_DOUBLE_EQ(o.config.headroom, 0.08);
   EXPECT_EQ(o.config.pacing_burst, 8);
+  EXPECT_EQ(o.config.max_sessions_per_source, 16u);
+  EXPECT_EQ(o.config.handshake_timeout_ms, 3000u);
+  const auto f = parse({"--file", "a", "--max-sessions-per-source", "0", "--handshake-timeout", "0.5"});
+  EXPECT_EQ(f.options.config.max_sessions_per_source, 0u);
+  EXPECT_EQ(f.options.config.handshake_timeout_ms, 500u);
   const auto t =
       parse({"--file", "a", "--threads", "3", "--pacing-tick-us", "250", "--headroom", "0.2", "--pacing-burst", "1"});
   EXPECT_EQ(t.options.threads, 3u);
@@ -64,6 +69,8 @@ TEST(ServerOptions, BadValuesAreRefusedWithAMessage) {
            {"--file", "a", "--pacing-burst", "33"},
            {"--file", "a", "--headroom", "-0.1"},
            {"--file", "a", "--headroom", "1.5"},
+           {"--file", "a", "--handshake-timeout", "0"},
+           {"--file", "a", "--handshake-timeout", "61"},
            {"--file", "a", "--no-such-option"},
        })
     EXPECT_THROW(parse(args), std::invalid_argument) << (args.empty() ? "(none)" : args.back());
