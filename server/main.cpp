@@ -62,7 +62,7 @@ class App {
     }
     if (o.metrics)
       http_ = std::make_unique<MetricsHttp>(
-          io_, net::Address::parse(*o.metrics),
+          io_, *o.metrics,
           [this] {
             const ServerGauges g = report_.gauges();
             return render_prometheus(report_.totals().metrics, g);

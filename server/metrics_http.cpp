@@ -82,7 +82,9 @@ MetricsHttp::MetricsHttp(asio::io_context& io, const net::Address& address, std:
   const tcp::endpoint ep(ip, address.port);
   acceptor_.open(ep.protocol());
   acceptor_.set_option(tcp::acceptor::reuse_address(true));
-  acceptor_.bind(ep);
+  boost::system::error_code bound;
+  acceptor_.bind(ep, bound);
+  if (bound) throw std::runtime_error("cannot bind TCP " + address.to_string() + " (--metrics): " + bound.message());
   acceptor_.listen();
   local_ = address;
   local_.port = acceptor_.local_endpoint().port();

@@ -12,19 +12,12 @@
 
 #include "cli/command_line.hpp"
 #include "cli/rate.hpp"
+#include "net/resolve.hpp"
 
 namespace ncast::server {
 namespace po = boost::program_options;
 
 namespace {
-
-net::Address parse_address(const std::string& text, const char* what) {
-  const auto a = net::Address::parse(text);
-  if (a.family == 0)
-    throw std::invalid_argument(std::string("--") + what + ": '" + text +
-                                "' is not a numeric host:port (e.g. 127.0.0.1:7700, [::1]:7700)");
-  return a;
-}
 
 // What the command line says before it is checked and converted into ServerOptions.
 struct RawOptions {
@@ -69,7 +62,7 @@ po::options_description coding_options(ServerOptions& o, RawOptions& r) {
 po::options_description network_options(ServerOptions& o, RawOptions& r) {
   po::options_description d("Network");
   d.add_options()("listen", po::value(&r.listen)->default_value("127.0.0.1:7700"),
-                  "UDP address to serve on (port 0 picks one)")(
+                  "UDP HOST:PORT to serve on, HOST a name or address (port 0 picks one)")(
       "max-datagram", po::value(&r.max_datagram)->default_value(1200),
       "largest datagram sent (1200..65507); larger symbols need more")(
       "server-id", po::value(&r.server_id),
@@ -170,7 +163,7 @@ void check_network(ServerOptions& o, const RawOptions& r, const po::variables_ma
   if (o.threads == 0) o.threads = std::max(1u, std::thread::hardware_concurrency());
   cli::in_range("threads", o.threads, 1u, 1024u);
   if (vm.count("server-id")) o.server_id = r.server_id;
-  o.config.listen = parse_address(r.listen, "listen");
+  o.config.listen = net::resolve(r.listen, "--listen");
   o.config.max_datagram = static_cast<std::uint16_t>(r.max_datagram);
   o.config.idle_timeout_ms = static_cast<std::uint32_t>(r.idle_timeout * 1000);
   o.config.handshake_timeout_ms = static_cast<std::uint32_t>(r.handshake_timeout * 1000);
@@ -195,10 +188,7 @@ void check_delivery(ServerOptions& o, const RawOptions& r) {
 
 void check_observe(ServerOptions& o, const RawOptions& r, const po::variables_map& vm) {
   if (o.stats_interval_s < 0) throw std::invalid_argument("--stats-interval must not be negative");
-  if (vm.count("metrics")) {
-    parse_address(r.metrics, "metrics");
-    o.metrics = r.metrics;
-  }
+  if (vm.count("metrics")) o.metrics = net::resolve(r.metrics, "--metrics");
 }
 
 }  // namespace

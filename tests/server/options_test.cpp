@@ -57,7 +57,8 @@ TEST(ServerOptions, BadValuesAreRefusedWithAMessage) {
            {"--file", "a", "--symbol-size", "1200"},  // does not fit 1200-octet datagrams
            {"--file", "a", "--max-datagram", "100"},
            {"--file", "a", "--backend", "gpu"},
-           {"--file", "a", "--listen", "localhost:80"},
+           {"--file", "a", "--listen", "nosuch.invalid:80"},  // does not resolve
+           {"--file", "a", "--listen", "localhost"},          // no port
            {"--file", "a", "--live", "noequals"},
            {"--file", "a", "--bitrate", "fast"},
            {"--file", "a", "--density", "0"},
