@@ -242,7 +242,9 @@ SessionConfig Admission::session_config(const proto::Join& join, const SymbolSou
   c.idle_timeout_ms = config_.idle_timeout_ms;
   c.redundancy = config_.redundancy;
   const std::uint32_t count = source.segment_count();
-  c.start_segment = join.start_segment == proto::kLiveEdge ? (count > 0 ? count - 1 : 0) : join.start_segment;
+  // A file has no edge to join: it is watched from its start.
+  const std::uint32_t edge = info.live && count > 0 ? std::min(source.live_edge(), count - 1) : 0;
+  c.start_segment = join.start_segment == proto::kLiveEdge ? edge : join.start_segment;
   return c;
 }
 

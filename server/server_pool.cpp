@@ -109,10 +109,11 @@ void ServerPool::stream_changed(const MediaStream& stream) {
   published_[k] = stream.segment_count();
   published_final_[k] = stream.final();
   const bool final = stream.final();
+  const std::uint32_t edge = stream.live_edge();
   for (auto& wp : workers_) {
     Worker& w = *wp;
-    asio::post(w.io, [&w, k, more, final] {
-      w.replicas[k]->extend(more, final);
+    asio::post(w.io, [&w, k, more, final, edge] {
+      w.replicas[k]->extend(more, final, edge);
       w.server->stream_changed(*w.replicas[k]);
     });
   }
