@@ -80,7 +80,7 @@ class StreamReceiver {
   const StreamParams& params() const { return params_; }
 
   // Descriptors; false (nothing changed) when one contradicts what is known.
-  bool on_segments(const proto::SegmentsBody& body);
+  bool on_segments(const proto::SegmentsBody& body, TimePoint now = Clock::now());
   std::uint32_t known() const { return static_cast<std::uint32_t>(descriptors_.size()); }
   const proto::SegmentDescriptor& descriptor(std::uint32_t segment) const { return descriptors_.at(segment); }
   std::optional<std::size_t> symbols_of(std::uint32_t segment) const;
@@ -147,6 +147,8 @@ class StreamReceiver {
   Result add_symbol(Slot& slot, const proto::CodedView& symbol, std::uint32_t server_id, TimePoint now);
   // The output waited for the next segment until now: a stall when longer than the threshold.
   void count_stall(TimePoint now);
+  // How long a player takes to play this many octets at the stream's bitrate (zero when unknown).
+  Clock::duration play_time(std::size_t bytes) const;
   void write_ready(TimePoint now);
   bool verifies(std::uint32_t segment, SegmentDecoder& decoder) const;
   // A relay's kept segments: counted when written, the oldest evicted beyond the budget.
@@ -168,7 +170,11 @@ class StreamReceiver {
   ReceiverStats stats_;
   PollutionGuard pollution_;
   std::optional<TimePoint> first_segment_at_;
-  TimePoint waiting_since_{};  // when the next segment to write became the one awaited
+  // A stall is a wait for a segment the server has, beyond the threshold, by a player that plays each
+  // segment for its length at the bitrate: the wait runs from when the player has played the segment
+  // before it (or, for a live segment made later, from when its descriptor arrived).
+  TimePoint waiting_since_{};
+  TimePoint played_until_{};
   bool waiting_ = false;
 };
 

@@ -230,6 +230,9 @@ SessionConfig Admission::session_config(const proto::Join& join, const SymbolSou
   c.rate = !c.download && info.bitrate > 0 ? info.bitrate / 8.0 * (1.0 + config_.headroom) * share * framing
                                            : config_.session_rate;
   if (join.max_rate_kbps > 0) c.rate = std::min(c.rate, join.max_rate_kbps * 1000.0 / 8.0);
+  // The session follows the stream's bitrate as it is measured, unless the peer's cap holds it.
+  const bool capped = join.max_rate_kbps > 0 && c.rate >= join.max_rate_kbps * 1000.0 / 8.0;
+  c.bitrate = !c.download && !capped ? info.bitrate : 0;
   c.rate = std::max(c.rate, 1000.0);
   c.max_datagram = std::min(join.max_datagram, config_.max_datagram);
   c.burst = config_.pacing_burst;

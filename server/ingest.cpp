@@ -124,6 +124,7 @@ void LiveIngest::poll_file() {
 
 void LiveIngest::take(const std::uint8_t* data, std::size_t len) {
   last_growth_ = std::chrono::steady_clock::now();
+  meter_.add(last_growth_, len);
   cutter_.push({data, len});
   if (append_all([this] { return cutter_.next(); })) on_change_();
   arm_flush();

@@ -15,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "server/bitrate_meter.hpp"
 #include "server/live_cutter.hpp"
 #include "server/media_stream.hpp"
 
@@ -41,6 +42,8 @@ class LiveIngest {
   void start();
   void stop();
   bool ended() const { return ended_; }
+  // bit/s as the source arrives (moving window), 0 until a couple of seconds have come.
+  std::uint64_t measured_bitrate() const { return meter_.bitrate(); }
 
  private:
   void read_pipe();
@@ -60,6 +63,7 @@ class LiveIngest {
   boost::asio::posix::stream_descriptor descriptor_;
   boost::asio::steady_timer poll_timer_, flush_timer_;
   LiveCutter cutter_;
+  BitrateMeter meter_;
   std::vector<std::uint8_t> chunk_;
   std::chrono::steady_clock::time_point last_growth_;
 };

@@ -35,6 +35,8 @@ class MediaStream final : public SymbolSource {
   // a peer joining live may start at it (it begins at a keyframe, or the media has no such structure).
   void append(std::span<const std::uint8_t> data, bool entry = true);
   void finish() { final_ = true; }
+  // A live source's measured bitrate as it changes (paced sessions follow it).
+  void set_bitrate(std::uint64_t bitrate) { info_.bitrate = bitrate; }
 
   const StreamInfo& info() const override { return info_; }
   std::uint32_t segment_count() const override { return static_cast<std::uint32_t>(segments_.size()); }

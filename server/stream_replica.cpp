@@ -8,10 +8,12 @@ StreamReplica::StreamReplica(const MediaStream& stream, CodedCache& cache)
   for (std::uint32_t i = 0; i < stream.segment_count(); ++i) segments_.push_back(stream.segment(i));
 }
 
-void StreamReplica::extend(const std::vector<SegmentRef>& more, bool final, std::uint32_t live_edge) {
+void StreamReplica::extend(const std::vector<SegmentRef>& more, bool final, std::uint32_t live_edge,
+                           std::uint64_t bitrate) {
   segments_.insert(segments_.end(), more.begin(), more.end());
   final_ = final;
   live_edge_ = live_edge;
+  info_.bitrate = bitrate;
 }
 
 bool StreamReplica::write_systematic(std::uint32_t segment, std::uint32_t i, proto::Writer& w) {

@@ -14,9 +14,9 @@ class StreamReplica final : public SymbolSource {
   // On the thread that owns `stream` (its ingest thread): the segments it has now.
   StreamReplica(const MediaStream& stream, CodedCache& cache);
 
-  // On the replica's thread: segments appended to the stream since, whether it is final now, and its
-  // live edge.
-  void extend(const std::vector<SegmentRef>& more, bool final, std::uint32_t live_edge);
+  // On the replica's thread: segments appended to the stream since, whether it is final now, its live
+  // edge and bitrate.
+  void extend(const std::vector<SegmentRef>& more, bool final, std::uint32_t live_edge, std::uint64_t bitrate);
 
   const StreamInfo& info() const override { return info_; }
   std::uint32_t segment_count() const override { return static_cast<std::uint32_t>(segments_.size()); }

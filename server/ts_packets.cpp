@@ -5,7 +5,6 @@ namespace {
 
 constexpr std::uint16_t kPatPid = 0;
 
-std::uint16_t pid(const std::uint8_t* p) { return static_cast<std::uint16_t>((p[1] & 0x1F) << 8 | p[2]); }
 bool unit_start(const std::uint8_t* p) { return (p[1] & 0x40) != 0; }
 bool has_adaptation(const std::uint8_t* p) { return (p[3] & 0x20) != 0; }
 bool has_payload(const std::uint8_t* p) { return (p[3] & 0x10) != 0; }
@@ -29,6 +28,8 @@ std::optional<std::uint8_t> pes_stream_id(const std::uint8_t* p) {
 bool is_video(std::uint8_t stream_id) { return (stream_id & 0xF0) == 0xE0; }
 
 }  // namespace
+
+std::uint16_t pid(const std::uint8_t* p) { return static_cast<std::uint16_t>((p[1] & 0x1F) << 8 | p[2]); }
 
 bool looks_like_ts(std::span<const std::uint8_t> data) {
   const std::size_t packets = data.size() / kPacketSize;

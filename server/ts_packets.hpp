@@ -16,6 +16,9 @@ inline constexpr std::uint64_t kPcrHz = 27'000'000;
 // Whether data starts as a transport stream: a sync byte at each of its first four packet starts.
 bool looks_like_ts(std::span<const std::uint8_t> data);
 
+// The packet identifier of one 188-octet packet.
+std::uint16_t pid(const std::uint8_t* packet);
+
 // The program clock reference of one 188-octet packet, in 27 MHz ticks, if its adaptation field has one.
 std::optional<std::uint64_t> pcr(const std::uint8_t* packet);
 
