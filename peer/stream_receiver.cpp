@@ -44,7 +44,10 @@ bool StreamReceiver::on_segments(const proto::SegmentsBody& body, TimePoint now)
   if (final_seen_ && body.segment_count != descriptors_.size()) return false;  // a final stream does not grow
   for (std::size_t i = 0; i < body.descriptors.size(); ++i) {
     const std::uint64_t s = std::uint64_t{body.first} + i;
-    if (s == descriptors_.size()) descriptors_.push_back(body.descriptors[i]);
+    if (s == descriptors_.size()) {
+      descriptors_.push_back(body.descriptors[i]);
+      known_at_.push_back(now);
+    }
   }
   if ((body.stream_flags & proto::stream_flags::final) && descriptors_.size() == body.segment_count) final_seen_ = true;
   // The segment awaited exists at the server now (a live one had not been made before).

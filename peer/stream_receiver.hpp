@@ -82,6 +82,8 @@ class StreamReceiver {
   // Descriptors; false (nothing changed) when one contradicts what is known.
   bool on_segments(const proto::SegmentsBody& body, TimePoint now = Clock::now());
   std::uint32_t known() const { return static_cast<std::uint32_t>(descriptors_.size()); }
+  // When the segment's descriptor arrived: from then on the server had the segment.
+  TimePoint known_at(std::uint32_t segment) const { return known_at_.at(segment); }
   const proto::SegmentDescriptor& descriptor(std::uint32_t segment) const { return descriptors_.at(segment); }
   std::optional<std::size_t> symbols_of(std::uint32_t segment) const;
   // A CODED body read against its segment's symbol count: truncated when it is too short to name its
@@ -164,6 +166,7 @@ class StreamReceiver {
   bool adopted_ = false, final_seen_ = false;
   StreamParams params_;
   std::vector<proto::SegmentDescriptor> descriptors_;
+  std::vector<TimePoint> known_at_;
   std::map<std::uint32_t, Slot> slots_;
   std::uint32_t next_write_ = 0;
   std::vector<std::uint8_t> coefficients_;
