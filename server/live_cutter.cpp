@@ -55,7 +55,7 @@ std::optional<LiveCutter::Segment> LiveCutter::flush() {
   }
   const std::size_t size = *ts_ ? pending_.size() - pending_.size() % ts::kPacketSize : pending_.size();
   if (size == 0) return std::nullopt;
-  return cut(std::min(size, segment_bytes_));
+  return cut(size <= segment_bytes_ ? size : full_cut());
 }
 
 std::optional<LiveCutter::Segment> LiveCutter::finish() {

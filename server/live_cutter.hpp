@@ -26,7 +26,8 @@ class LiveCutter {
   void push(std::span<const std::uint8_t> data);
   // The next segment of n·L octets or (TS) up to the last entry point within them; none until enough is in.
   std::optional<Segment> next();
-  // What is in now, as the source pauses: whole TS packets only (the rest waits for its packet's end).
+  // What is in now, as the source pauses: whole TS packets only (the rest waits for its packet's end);
+  // more than n·L is cut as next() would.
   std::optional<Segment> flush();
   // Everything left, as the source ends.
   std::optional<Segment> finish();

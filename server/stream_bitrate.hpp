@@ -22,7 +22,7 @@ std::optional<std::uint64_t> file_bitrate(const std::filesystem::path& path);
 // Paced sessions follow the higher of the two (0: unknown).
 std::uint64_t pacing_bitrate(std::uint64_t declared, std::uint64_t measured);
 
-// The operator's warning when the declared bitrate (not 0) is below the measured one, else nullopt.
+// The operator's warning when the declared bitrate (not 0) is more than 5 % below the measured one.
 std::optional<std::string> bitrate_warning(const std::string& stream, std::uint64_t declared, std::uint64_t measured);
 
 }  // namespace ncast::server

@@ -90,6 +90,24 @@ TEST(LiveCutter, APauseFlushesWholePacketsOnly) {
   EXPECT_EQ(cutter.is_ts(), true);
 }
 
+// A pause while more than n·L is in (the last few packets that next() waits to see) still cuts at the
+// keyframe within n·L.
+TEST(LiveCutter, APauseAfterMoreThanASegmentCutsAtTheKeyframe) {
+  Bytes ts;
+  add_gop(ts, 10);  // 12 packets
+  add_gop(ts, 10);
+  LiveCutter cutter(16 * P);
+  cutter.push({ts.data(), 18 * P});
+  EXPECT_FALSE(cutter.next()) << "the packets after n·L are not all in";
+  auto s = cutter.flush();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->data.size(), 12 * P);
+  s = cutter.flush();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->data.size(), 6 * P);
+  EXPECT_TRUE(s->entry);
+}
+
 TEST(LiveCutter, AStreamWithoutRandomAccessPointsMayBeJoinedAtAnyPacket) {
   Bytes ts;
   test::add_pat(ts);
