@@ -17,7 +17,7 @@ namespace {
 // What the command line says before it is checked and converted into PeerOptions.
 struct RawOptions {
   std::vector<std::string> servers;
-  std::string server_key, relay, max_rate = "0", start = "0", progress = "auto", decoder = "cpu";
+  std::string server_key, relay, max_rate = "0", start = "live", progress = "auto", decoder = "cpu";
   std::uint64_t relay_memory_mb = 64;
   unsigned window = 8, max_datagram = 1200;
   double stall_timeout = 2.0, stall_threshold = 0.5;
@@ -36,9 +36,10 @@ void add_source_options(po::options_description& d, PeerOptions& o, RawOptions& 
 }
 
 void add_session_options(po::options_description& d, RawOptions& r) {
-  d.add_options()("start", po::value(&r.start)->default_value("0"),
-                  "first segment wanted, or 'live' for the newest one")(
-      "window", po::value(&r.window)->default_value(8), "segments decoded at once (1..64)")(
+  d.add_options()("start", po::value(&r.start)->default_value("live"),
+                  "first segment wanted, or 'live': a live stream's newest segment that starts at a keyframe "
+                  "(a file's first)")("window", po::value(&r.window)->default_value(8),
+                                      "segments decoded at once (1..64)")(
       "paced", po::bool_switch(&r.paced),
       "ask for the stream's bitrate (playback) rather than as fast as allowed (download)")(
       "max-rate", po::value(&r.max_rate)->default_value("0"),

@@ -190,7 +190,7 @@ bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& he
       const std::size_t max_bytes = std::size_t{receiver_.params().n} * receiver_.params().symbol_size;
       auto seg = proto::decode_segments_body(*body, max_bytes);
       if (!seg) return drop(seg.error()), false;
-      if (!receiver_.on_segments(*seg)) {
+      if (!receiver_.on_segments(*seg, now)) {
         fail("the server's segment table contradicts what is known");
         return false;
       }

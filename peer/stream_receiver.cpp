@@ -35,7 +35,7 @@ std::string StreamReceiver::adopt(const proto::ManifestBody& m) {
   return {};
 }
 
-bool StreamReceiver::on_segments(const proto::SegmentsBody& body) {
+bool StreamReceiver::on_segments(const proto::SegmentsBody& body, TimePoint now) {
   // Check everything before changing anything.
   for (std::size_t i = 0; i < body.descriptors.size(); ++i) {
     const std::uint64_t s = std::uint64_t{body.first} + i;
@@ -44,9 +44,17 @@ bool StreamReceiver::on_segments(const proto::SegmentsBody& body) {
   if (final_seen_ && body.segment_count != descriptors_.size()) return false;  // a final stream does not grow
   for (std::size_t i = 0; i < body.descriptors.size(); ++i) {
     const std::uint64_t s = std::uint64_t{body.first} + i;
-    if (s == descriptors_.size()) descriptors_.push_back(body.descriptors[i]);
+    if (s == descriptors_.size()) {
+      descriptors_.push_back(body.descriptors[i]);
+      known_at_.push_back(now);
+    }
   }
   if ((body.stream_flags & proto::stream_flags::final) && descriptors_.size() == body.segment_count) final_seen_ = true;
+  // The segment awaited exists at the server now (a live one had not been made before).
+  if (!waiting_ && first_segment_at_ && expecting_data()) {
+    waiting_ = true;
+    waiting_since_ = std::max(now, played_until_);
+  }
   return true;
 }
 
@@ -187,11 +195,14 @@ void StreamReceiver::write_ready(TimePoint now) {
     stats_.symbols_needed += it->second.decoder->layout().n();
     if (!first_segment_at_) first_segment_at_ = now;
     if (waiting_) count_stall(now);
-    waiting_ = true;
-    waiting_since_ = now;
+    played_until_ = std::max(played_until_, now) + play_time(data.size());
     if (options_.keep_segments) stats_.kept_bytes += footprint(it->second);
     else slots_.erase(it);
     ++next_write_;
+    // The player wants the next segment once it has played this one, and only a segment the server
+    // has can be late: a live segment not made yet is awaited from when its descriptor arrives.
+    waiting_ = expecting_data();
+    waiting_since_ = played_until_;
   }
   if (options_.keep_segments) keep_within_budget();
 }
@@ -209,6 +220,12 @@ void StreamReceiver::keep_within_budget() {
     ++stats_.evicted;
   }
   stats_.kept_peak_bytes = std::max(stats_.kept_peak_bytes, stats_.kept_bytes);
+}
+
+Clock::duration StreamReceiver::play_time(std::size_t bytes) const {
+  if (params_.bitrate == 0) return Clock::duration::zero();
+  return std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(8.0 * static_cast<double>(bytes) / static_cast<double>(params_.bitrate)));
 }
 
 void StreamReceiver::count_stall(TimePoint now) {

@@ -80,8 +80,10 @@ class StreamReceiver {
   const StreamParams& params() const { return params_; }
 
   // Descriptors; false (nothing changed) when one contradicts what is known.
-  bool on_segments(const proto::SegmentsBody& body);
+  bool on_segments(const proto::SegmentsBody& body, TimePoint now = Clock::now());
   std::uint32_t known() const { return static_cast<std::uint32_t>(descriptors_.size()); }
+  // When the segment's descriptor arrived: from then on the server had the segment.
+  TimePoint known_at(std::uint32_t segment) const { return known_at_.at(segment); }
   const proto::SegmentDescriptor& descriptor(std::uint32_t segment) const { return descriptors_.at(segment); }
   std::optional<std::size_t> symbols_of(std::uint32_t segment) const;
   // A CODED body read against its segment's symbol count: truncated when it is too short to name its
@@ -147,6 +149,8 @@ class StreamReceiver {
   Result add_symbol(Slot& slot, const proto::CodedView& symbol, std::uint32_t server_id, TimePoint now);
   // The output waited for the next segment until now: a stall when longer than the threshold.
   void count_stall(TimePoint now);
+  // How long a player takes to play this many octets at the stream's bitrate (zero when unknown).
+  Clock::duration play_time(std::size_t bytes) const;
   void write_ready(TimePoint now);
   bool verifies(std::uint32_t segment, SegmentDecoder& decoder) const;
   // A relay's kept segments: counted when written, the oldest evicted beyond the budget.
@@ -162,13 +166,18 @@ class StreamReceiver {
   bool adopted_ = false, final_seen_ = false;
   StreamParams params_;
   std::vector<proto::SegmentDescriptor> descriptors_;
+  std::vector<TimePoint> known_at_;
   std::map<std::uint32_t, Slot> slots_;
   std::uint32_t next_write_ = 0;
   std::vector<std::uint8_t> coefficients_;
   ReceiverStats stats_;
   PollutionGuard pollution_;
   std::optional<TimePoint> first_segment_at_;
-  TimePoint waiting_since_{};  // when the next segment to write became the one awaited
+  // A stall is a wait for a segment the server has, beyond the threshold, by a player that plays each
+  // segment for its length at the bitrate: the wait runs from when the player has played the segment
+  // before it (or, for a live segment made later, from when its descriptor arrived).
+  TimePoint waiting_since_{};
+  TimePoint played_until_{};
   bool waiting_ = false;
 };
 

@@ -230,6 +230,9 @@ SessionConfig Admission::session_config(const proto::Join& join, const SymbolSou
   c.rate = !c.download && info.bitrate > 0 ? info.bitrate / 8.0 * (1.0 + config_.headroom) * share * framing
                                            : config_.session_rate;
   if (join.max_rate_kbps > 0) c.rate = std::min(c.rate, join.max_rate_kbps * 1000.0 / 8.0);
+  // The session follows the stream's bitrate as it is measured, unless the peer's cap holds it.
+  const bool capped = join.max_rate_kbps > 0 && c.rate >= join.max_rate_kbps * 1000.0 / 8.0;
+  c.bitrate = !c.download && !capped ? info.bitrate : 0;
   c.rate = std::max(c.rate, 1000.0);
   c.max_datagram = std::min(join.max_datagram, config_.max_datagram);
   c.burst = config_.pacing_burst;
@@ -242,7 +245,9 @@ SessionConfig Admission::session_config(const proto::Join& join, const SymbolSou
   c.idle_timeout_ms = config_.idle_timeout_ms;
   c.redundancy = config_.redundancy;
   const std::uint32_t count = source.segment_count();
-  c.start_segment = join.start_segment == proto::kLiveEdge ? (count > 0 ? count - 1 : 0) : join.start_segment;
+  // A file has no edge to join: it is watched from its start.
+  const std::uint32_t edge = info.live && count > 0 ? std::min(source.live_edge(), count - 1) : 0;
+  c.start_segment = join.start_segment == proto::kLiveEdge ? edge : join.start_segment;
   return c;
 }
 

@@ -48,6 +48,7 @@ LiveIngest::LiveIngest(asio::io_context& io, const std::filesystem::path& path, 
       descriptor_(io),
       poll_timer_(io),
       flush_timer_(io),
+      cutter_(stream.segment_bytes()),
       chunk_(64 * 1024) {
   if (path == "-") {
     fd_ = ::dup(STDIN_FILENO);
@@ -123,27 +124,26 @@ void LiveIngest::poll_file() {
 
 void LiveIngest::take(const std::uint8_t* data, std::size_t len) {
   last_growth_ = std::chrono::steady_clock::now();
-  pending_.insert(pending_.end(), data, data + len);
-  const std::size_t seg = stream_.segment_bytes();
-  std::size_t cut_total = 0;
-  while (pending_.size() - cut_total >= seg) {
-    stream_.append({pending_.data() + cut_total, seg});
-    cut_total += seg;
-  }
-  if (cut_total > 0) {
-    pending_.erase(pending_.begin(), pending_.begin() + static_cast<long>(cut_total));
-    on_change_();
-  }
+  meter_.add(last_growth_, len);
+  cutter_.push({data, len});
+  if (append_all([this] { return cutter_.next(); })) on_change_();
   arm_flush();
+}
+
+bool LiveIngest::append_all(const std::function<std::optional<LiveCutter::Segment>()>& cut) {
+  bool any = false;
+  while (auto s = cut()) {
+    stream_.append(s->data, s->entry);
+    any = true;
+  }
+  return any;
 }
 
 void LiveIngest::arm_flush() {
   flush_timer_.expires_after(options_.flush_after);
   flush_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec || stopped_ || pending_.empty()) return;
-    stream_.append(pending_);
-    pending_.clear();
-    on_change_();
+    if (ec || stopped_) return;
+    if (append_all([this] { return cutter_.flush(); })) on_change_();
   });
 }
 
@@ -151,8 +151,8 @@ void LiveIngest::end() {
   if (ended_) return;
   ended_ = true;
   flush_timer_.cancel();
-  if (!pending_.empty()) stream_.append(pending_);
-  pending_.clear();
+  append_all([this] { return cutter_.next(); });
+  append_all([this] { return cutter_.finish(); });
   stream_.finish();
   on_change_();
 }

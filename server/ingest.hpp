@@ -1,8 +1,9 @@
 #pragma once
 // Getting media into streams. A file is cut into segments of n·L octets at once (video on demand); a
 // live source (a pipe, standard input, or a file that is still being written) is read as data arrives,
-// a segment is cut whenever n·L octets are in, and a shorter one when the source pauses for
-// flush_after, so a live peer is never left waiting for a segment that will not fill.
+// a segment is cut whenever n·L octets are in (for MPEG-TS: at the last keyframe within them, see
+// LiveCutter), and a shorter one when the source pauses for flush_after, so a live peer is never left
+// waiting for a segment that will not fill.
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -11,8 +12,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <vector>
 
+#include "server/bitrate_meter.hpp"
+#include "server/live_cutter.hpp"
 #include "server/media_stream.hpp"
 
 namespace ncast::server {
@@ -38,11 +42,15 @@ class LiveIngest {
   void start();
   void stop();
   bool ended() const { return ended_; }
+  // bit/s as the source arrives (moving window), 0 until a couple of seconds have come.
+  std::uint64_t measured_bitrate() const { return meter_.bitrate(); }
 
  private:
   void read_pipe();
   void poll_file();
   void take(const std::uint8_t* data, std::size_t len);
+  // Appends the segments cut() gives until it gives none; whether there were any.
+  bool append_all(const std::function<std::optional<LiveCutter::Segment>()>& cut);
   void arm_flush();
   void end();
 
@@ -54,7 +62,9 @@ class LiveIngest {
   bool pipe_ = false, ended_ = false, stopped_ = false, seen_data_ = false;
   boost::asio::posix::stream_descriptor descriptor_;
   boost::asio::steady_timer poll_timer_, flush_timer_;
-  std::vector<std::uint8_t> pending_, chunk_;
+  LiveCutter cutter_;
+  BitrateMeter meter_;
+  std::vector<std::uint8_t> chunk_;
   std::chrono::steady_clock::time_point last_growth_;
 };
 

@@ -3,6 +3,8 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -20,6 +22,7 @@
 #include "server/options.hpp"
 #include "server/server_pool.hpp"
 #include "server/status_report.hpp"
+#include "server/stream_bitrate.hpp"
 #include "server/stream_catalog.hpp"
 
 namespace {
@@ -57,9 +60,10 @@ class App {
       LiveIngest::Options lo;
       lo.flush_after = std::chrono::milliseconds(o.live_flush_ms);
       lo.end_after = std::chrono::seconds(o.live_end_after_s);
-      live_.push_back(
-          std::make_unique<LiveIngest>(io_, o.live[i].path, *s, lo, [this, s] { pool_.stream_changed(*s); }));
+      live_.push_back(std::make_unique<LiveIngest>(io_, o.live[i].path, *s, lo, [this, i] { live_changed(i); }));
     }
+    live_warned_.resize(o.live.size());
+    for (const auto& w : catalog_.warnings()) std::cerr << "ncast-server: warning: " << w << "\n";
     if (o.metrics)
       http_ = std::make_unique<MetricsHttp>(
           io_, *o.metrics,
@@ -96,6 +100,28 @@ class App {
     });
   }
 
+  // A live stream grew or ended: its measured bitrate paces its sessions from now on.
+  void live_changed(std::size_t i) {
+    MediaStream& s = *catalog_.live()[i];
+    const LiveIngest& ingest = *live_[i];
+    const std::uint64_t measured = ingest.measured_bitrate();
+    if (measured > 0) s.set_bitrate(pacing_bitrate(options_.bitrate, measured));
+    if (!live_warned_[i])
+      if (auto w = bitrate_warning(s.info().name, options_.bitrate, measured)) {
+        std::cerr << "ncast-server: warning: " << *w << "\n";
+        live_warned_[i] = true;
+      }
+    if (ingest.ended())
+      print_line(nlohmann::json{
+          {"event", "live_end"},
+          {"stream", s.info().name},
+          {"segments", s.segment_count()},
+          {"bytes", s.bytes()},
+          {"bitrate",
+           measured}}.dump());
+    pool_.stream_changed(s);
+  }
+
   void fail(const std::string& error) {
     std::cerr << "ncast-server: " << error << "\n";
     failed_ = true;
@@ -126,6 +152,7 @@ class App {
   ServerPool pool_;
   StatusReport report_;
   std::vector<std::unique_ptr<LiveIngest>> live_;
+  std::vector<bool> live_warned_;  // per live stream: told the operator its --bitrate is too low
   std::unique_ptr<MetricsHttp> http_;
   asio::steady_timer stats_timer_;
   asio::signal_set signals_;

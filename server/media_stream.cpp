@@ -34,7 +34,7 @@ MediaStream::MediaStream(StreamInfo info, CodedCache& cache, rlnc::Density densi
     throw std::invalid_argument("stream " + info_.name + ": n must be 1..256 and the symbol size 1..65536");
 }
 
-void MediaStream::append(std::span<const std::uint8_t> data) {
+void MediaStream::append(std::span<const std::uint8_t> data, bool entry) {
   if (final_) throw std::invalid_argument("stream " + info_.name + " is final");
   const std::size_t L = info_.symbol_size;
   if (data.empty() || data.size() > segment_bytes())
@@ -50,6 +50,7 @@ void MediaStream::append(std::span<const std::uint8_t> data) {
   segments_.push_back(std::move(s));
   bytes_ += data.size();
   cache_.coder().add(generation(segment_count() - 1));
+  if (entry) live_edge_ = segment_count() - 1;
 }
 
 GenerationRef MediaStream::generation(std::uint32_t segment) const {

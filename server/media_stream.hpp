@@ -31,13 +31,17 @@ class MediaStream final : public SymbolSource {
   // info.n and info.symbol_size fix the segment size n·L; density is that of coded symbols.
   MediaStream(StreamInfo info, CodedCache& cache, rlnc::Density density = rlnc::Density::dense());
 
-  // Appends one segment of 1..n·L octets; throws std::invalid_argument otherwise or once final.
-  void append(std::span<const std::uint8_t> data);
+  // Appends one segment of 1..n·L octets; throws std::invalid_argument otherwise or once final. entry:
+  // a peer joining live may start at it (it begins at a keyframe, or the media has no such structure).
+  void append(std::span<const std::uint8_t> data, bool entry = true);
   void finish() { final_ = true; }
+  // A live source's measured bitrate as it changes (paced sessions follow it).
+  void set_bitrate(std::uint64_t bitrate) { info_.bitrate = bitrate; }
 
   const StreamInfo& info() const override { return info_; }
   std::uint32_t segment_count() const override { return static_cast<std::uint32_t>(segments_.size()); }
   bool final() const override { return final_; }
+  std::uint32_t live_edge() const override { return live_edge_; }
   const proto::SegmentDescriptor& descriptor(std::uint32_t segment) const override {
     return segments_.at(segment).descriptor;
   }
@@ -72,6 +76,7 @@ class MediaStream final : public SymbolSource {
   std::vector<Segment> segments_;
   std::uint64_t bytes_ = 0;
   bool final_ = false;
+  std::uint32_t live_edge_ = 0;
 };
 
 // The stream id of a name: the first four octets of its SHA-256, so that every server of a stream

@@ -361,8 +361,12 @@ std::size_t Session::bye(std::span<std::uint8_t> out, proto::ByeReason reason) {
 
 double Session::rate() const {
   // A paced session makes up for the loss it measures, or a lossy peer could never keep up with
-  // playback; a download session's rate is a cap and stays one.
-  return config_.download ? config_.rate : config_.rate / (1.0 - std::min(loss_, 0.5));
+  // playback; a download session's rate is a cap and stays one. A live stream's measured bitrate may
+  // rise after the session began: the session keeps up with it.
+  if (config_.download) return config_.rate;
+  const auto now_bitrate = static_cast<double>(source_.info().bitrate);
+  const double follow = config_.bitrate > 0 ? std::max(1.0, now_bitrate / static_cast<double>(config_.bitrate)) : 1.0;
+  return follow * config_.rate / (1.0 - std::min(loss_, 0.5));
 }
 
 double Session::bucket_size() const {

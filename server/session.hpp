@@ -30,8 +30,9 @@ struct SessionConfig {
   std::uint16_t share = proto::kFullShare;
   bool systematic = true;
   bool download = false;
-  double rate = 1e6;        // octets per second
-  std::uint16_t burst = 1;  // datagrams the token bucket holds at least: a paced wake-up's worth
+  double rate = 1e6;          // octets per second
+  std::uint64_t bitrate = 0;  // paced: the stream's bitrate (bit/s) that rate was set from
+  std::uint16_t burst = 1;    // datagrams the token bucket holds at least: a paced wake-up's worth
   std::uint16_t max_datagram = proto::kMinDatagram;
   std::uint16_t max_ack_delay_ms = 5;
   std::uint32_t idle_timeout_ms = 10000;

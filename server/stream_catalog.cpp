@@ -4,15 +4,22 @@
 #include <stdexcept>
 
 #include "server/ingest.hpp"
+#include "server/stream_bitrate.hpp"
 
 namespace ncast::server {
 
 StreamCatalog::StreamCatalog(const ServerOptions& options, std::uint32_t server_id, CodedCache& cache)
     : options_(options), server_id_(server_id), cache_(cache), density_(rlnc::Density::from_fraction(options.density)) {
-  for (const auto& f : options.files) ingest_file(f, add(std::filesystem::path(f).filename().string(), false));
+  for (const auto& f : options.files) add_file(f, std::filesystem::path(f).filename().string());
   for (const auto& d : options.dirs)
-    for (const auto& f : media_files(d)) ingest_file(f, add(f.filename().string(), false));
-  for (const auto& l : options.live) live_.push_back(&add(l.name, true));
+    for (const auto& f : media_files(d)) add_file(f, f.filename().string());
+  for (const auto& l : options.live) live_.push_back(&add(l.name, true, 0));
+}
+
+void StreamCatalog::add_file(const std::filesystem::path& path, const std::string& name) {
+  const std::uint64_t measured = file_bitrate(path).value_or(0);
+  if (auto w = bitrate_warning(name, options_.bitrate, measured)) warnings_.push_back(*w);
+  ingest_file(path, add(name, false, measured));
 }
 
 std::vector<MediaStream*> StreamCatalog::all() const {
@@ -22,7 +29,7 @@ std::vector<MediaStream*> StreamCatalog::all() const {
   return all;
 }
 
-MediaStream& StreamCatalog::add(const std::string& name, bool live) {
+MediaStream& StreamCatalog::add(const std::string& name, bool live, std::uint64_t measured_bitrate) {
   if (name.empty() || name.size() > 255)
     throw std::invalid_argument("stream name '" + name + "' must be 1..255 octets");
   for (const auto& s : streams_)
@@ -33,7 +40,7 @@ MediaStream& StreamCatalog::add(const std::string& name, bool live) {
   info.server_id = server_id_;
   info.n = options_.n;
   info.symbol_size = options_.symbol_size;
-  info.bitrate = options_.bitrate;
+  info.bitrate = pacing_bitrate(options_.bitrate, measured_bitrate);
   info.live = live;
   streams_.push_back(std::make_unique<MediaStream>(info, cache_, density_));
   return *streams_.back();

@@ -1,7 +1,9 @@
 #pragma once
 // The streams ncast-server serves, made from its options: files and directories ingested whole, and
 // the live sources' streams, empty until their LiveIngest fills them. Names are unique, 1..255 octets.
+// A transport stream file is paced at its PCR bitrate where that is above --bitrate.
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,9 +23,12 @@ class StreamCatalog {
   std::vector<MediaStream*> all() const;
   // One per options.live, in its order.
   const std::vector<MediaStream*>& live() const { return live_; }
+  // For the log: files whose measured bitrate is above --bitrate (they are paced at the measured one).
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
-  MediaStream& add(const std::string& name, bool live);
+  void add_file(const std::filesystem::path& path, const std::string& name);
+  MediaStream& add(const std::string& name, bool live, std::uint64_t measured_bitrate);
 
   const ServerOptions& options_;
   std::uint32_t server_id_;
@@ -31,6 +36,7 @@ class StreamCatalog {
   rlnc::Density density_;
   std::vector<std::unique_ptr<MediaStream>> streams_;
   std::vector<MediaStream*> live_;
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace ncast::server

@@ -14,12 +14,14 @@ class StreamReplica final : public SymbolSource {
   // On the thread that owns `stream` (its ingest thread): the segments it has now.
   StreamReplica(const MediaStream& stream, CodedCache& cache);
 
-  // On the replica's thread: segments appended to the stream since, and whether it is final now.
-  void extend(const std::vector<SegmentRef>& more, bool final);
+  // On the replica's thread: segments appended to the stream since, whether it is final now, its live
+  // edge and bitrate.
+  void extend(const std::vector<SegmentRef>& more, bool final, std::uint32_t live_edge, std::uint64_t bitrate);
 
   const StreamInfo& info() const override { return info_; }
   std::uint32_t segment_count() const override { return static_cast<std::uint32_t>(segments_.size()); }
   bool final() const override { return final_; }
+  std::uint32_t live_edge() const override { return live_edge_; }
   const proto::SegmentDescriptor& descriptor(std::uint32_t segment) const override {
     return segments_.at(segment).descriptor;
   }
@@ -35,6 +37,7 @@ class StreamReplica final : public SymbolSource {
   CodedCache& cache_;
   std::vector<SegmentRef> segments_;
   bool final_ = false;
+  std::uint32_t live_edge_ = 0;
 };
 
 }  // namespace ncast::server

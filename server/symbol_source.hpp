@@ -29,6 +29,8 @@ class SymbolSource {
   virtual std::uint32_t segment_count() const = 0;
   // No segment will be added any more.
   virtual bool final() const = 0;
+  // Where a peer joining a live stream at its edge starts: the newest segment a decoder can start at.
+  virtual std::uint32_t live_edge() const = 0;
   virtual const proto::SegmentDescriptor& descriptor(std::uint32_t segment) const = 0;
   // Independent symbols of segment this source can supply: all n_s for an encoder, the rank received
   // so far for a relay.

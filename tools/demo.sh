@@ -16,6 +16,9 @@ section() { printf '\n== %s\n' "$*"; }
 section "Streaming: a test video served over UDP on loopback to lossy peers, a relay and a player"
 "$root/tools/stream-demo.sh"
 
+section "Live: ffmpeg on air into ncast-server --live, a peer tuning in late at the live edge and playing into ffmpeg"
+"$root/tools/live-demo.sh"
+
 section "GF(2^8) engine: every SIMD level this CPU has, checked against ISA-L, then timed beside it (one core)"
 "$bench" gf --cpu 0 --seconds 0.3 --kernel dot_multi
 

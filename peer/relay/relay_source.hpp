@@ -20,6 +20,8 @@ class RelaySource final : public server::SymbolSource {
   const server::StreamInfo& info() const override { return info_; }
   std::uint32_t segment_count() const override { return receiver_.known(); }
   bool final() const override { return receiver_.final_seen(); }
+  // The relay knows no keyframes: where it started itself is the newest start it knows is clean.
+  std::uint32_t live_edge() const override { return receiver_.params().start_segment; }
   const proto::SegmentDescriptor& descriptor(std::uint32_t segment) const override {
     return receiver_.descriptor(segment);
   }

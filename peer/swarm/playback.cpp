@@ -1,8 +1,10 @@
 #include "peer/swarm/playback.hpp"
 
+#include <algorithm>
+
 namespace ncast::swarm {
 
-void Playback::segment_written(std::size_t bytes, Clock::time_point at) {
+void Playback::segment_written(std::size_t bytes, Clock::time_point at, Clock::time_point available) {
   const auto play_time = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(bitrate_ > 0 ? 8.0 * static_cast<double>(bytes) / bitrate_ : 0.0));
   if (segments_++ == 0) {
@@ -10,8 +12,11 @@ void Playback::segment_written(std::size_t bytes, Clock::time_point at) {
     return;
   }
   if (bitrate_ > 0 && at > due_) {
-    ++late_;
-    stall_s_ += std::chrono::duration<double>(at - due_).count();
+    const auto awaited = std::max(due_, available);
+    if (at > awaited) {
+      ++late_;
+      stall_s_ += std::chrono::duration<double>(at - awaited).count();
+    }
     due_ = at;  // the player waited for it and plays it now
   }
   due_ += play_time;

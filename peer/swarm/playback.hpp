@@ -2,7 +2,9 @@
 // A player consuming a stream at its bitrate, fed by segments as they are written in order: playback
 // starts a startup delay after the first segment; each segment is due when the one before it has been
 // played. A segment written after it was due is late: the player stalls (rebuffers) until it comes and
-// then plays on from there, so one slow segment is one stall, not a cascade of late ones.
+// then plays on from there, so one slow segment is one stall, not a cascade of late ones. Only a wait
+// for a segment the server already had counts: a live segment made after it was due is late from when
+// it was made (its descriptor arrived), not from when it was due.
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -16,7 +18,8 @@ class Playback {
   // bitrate in bit/s (0: unknown, nothing is ever late); startup: the buffer before playback starts.
   Playback(double bitrate, std::chrono::duration<double> startup) : bitrate_(bitrate), startup_(startup) {}
 
-  void segment_written(std::size_t bytes, Clock::time_point at);
+  // available: when the server had the segment (its descriptor arrived).
+  void segment_written(std::size_t bytes, Clock::time_point at, Clock::time_point available = {});
 
   std::uint64_t segments() const { return segments_; }
   std::uint64_t late() const { return late_; }

@@ -52,7 +52,8 @@ SimPeer::SimPeer(asio::io_context& io, std::uint32_t id, SimPeerOptions options,
           {options_.window, false, std::chrono::milliseconds(500)},
           [this](std::span<const std::uint8_t> d) {
             if (!playback_) playback_.emplace(static_cast<double>(receiver_.params().bitrate), options_.startup);
-            playback_->segment_written(d.size(), Clock::now());
+            // Called back while segment next_needed() is written.
+            playback_->segment_written(d.size(), Clock::now(), receiver_.known_at(receiver_.next_needed()));
           },
           // The batcher's call-back runs on its own thread: the settling is posted to this peer's.
           options_.batcher

@@ -35,6 +35,7 @@ class PollutingSource final : public SymbolSource {
   const StreamInfo& info() const override { return inner_.info(); }
   std::uint32_t segment_count() const override { return inner_.segment_count(); }
   bool final() const override { return inner_.final(); }
+  std::uint32_t live_edge() const override { return inner_.live_edge(); }
   const proto::SegmentDescriptor& descriptor(std::uint32_t segment) const override {
     return inner_.descriptor(segment);
   }

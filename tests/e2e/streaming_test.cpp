@@ -286,7 +286,9 @@ TEST(Streaming, LiveStreamFromAPipe) {
   auto server = start_server(dir, "server",
                              {"--live", "cam=" + fifo.string(), "--live-flush-ms", "100", "--stats-interval", "0.2"});
   const auto media = random_bytes(700'000, 8);
-  auto peer = start_peer(dir, "peer", {"-s", addr(server.port), "--stream", "cam", "-o", (dir / "out").string()});
+  // --start 0: the whole stream, wherever the live edge is when the peer joins.
+  auto peer = start_peer(dir, "peer",
+                         {"-s", addr(server.port), "--stream", "cam", "--start", "0", "-o", (dir / "out").string()});
   {
     // The encoder writing the pipe: bursts with pauses, then end of stream. Non-blocking with a
     // deadline, so a server that stopped reading fails the test instead of hanging it.

@@ -28,6 +28,15 @@ TEST(PeerOptions, Values) {
   EXPECT_EQ(o.relay_memory, std::uint64_t{64} << 20);
 }
 
+// A live stream is joined at its edge unless a segment is named (a file starts at 0 either way).
+TEST(PeerOptions, StartsAtTheLiveEdgeByDefault) {
+  EXPECT_TRUE(parse({"-s", "127.0.0.1:1", "--stream", "x"}).options.live_edge);
+  const auto o = parse({"-s", "127.0.0.1:1", "--stream", "x", "--start", "0"}).options;
+  EXPECT_FALSE(o.live_edge);
+  EXPECT_EQ(o.start_segment, 0u);
+  EXPECT_EQ(parse({"-s", "127.0.0.1:1", "--stream", "x", "--start", "12"}).options.start_segment, 12u);
+}
+
 TEST(PeerOptions, DecoderAndRelayMemory) {
   const auto gpu = parse({"-s", "127.0.0.1:1", "--stream", "x", "--decoder", "gpu", "--relay-memory-mb", "3"}).options;
   EXPECT_EQ(gpu.decoder, DecoderChoice::gpu);

@@ -34,6 +34,16 @@ TEST(Playback, ALateSegmentStallsOnceAndShiftsTheRest) {
   EXPECT_NEAR(p.stall_seconds(), 0.7, 1e-6);
 }
 
+TEST(Playback, ALiveSegmentMadeAfterItWasDueIsLateOnlyFromWhenItWasMade) {
+  Playback p(kBitrate, 0ms);
+  const auto t0 = Clock::now();
+  p.segment_written(1000, t0, t0);                    // plays 0..1
+  p.segment_written(1000, t0 + 2000ms, t0 + 2000ms);  // due at 1, made and written at 2: no stall
+  p.segment_written(1000, t0 + 3500ms, t0 + 2500ms);  // made at 2.5, due at 3: late by 0.5
+  EXPECT_EQ(p.late(), 1u);
+  EXPECT_NEAR(p.stall_seconds(), 0.5, 1e-6);
+}
+
 TEST(Playback, UnknownBitrateIsNeverLate) {
   Playback p(0, 0ms);
   const auto t0 = Clock::now();

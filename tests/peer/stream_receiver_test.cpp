@@ -17,6 +17,7 @@ namespace ncast::peer {
 namespace {
 
 using Source = testing::StreamSource;
+using namespace std::chrono_literals;
 
 class ReceiverTest : public ::testing::Test {
  public:
@@ -60,6 +61,54 @@ TEST_F(ReceiverTest, TwoServersAndInOrderOutput) {
   EXPECT_EQ(r.stats().segments_written, 4u);
   EXPECT_EQ(r.stats().symbols_needed, 16u * 3 + 3);
   EXPECT_EQ(feed(r, a.body(0, 99), 1), StreamReceiver::Result::after_decode);
+}
+
+// Stalls: a player waits for a segment the server has, beyond the threshold (0.5 s here).
+class StallTest : public ReceiverTest {
+ public:
+  StallTest() : source(1, media) {}
+  // The segment table up to segment k, as a live server grows it.
+  void announce(std::uint32_t k, TimePoint at) {
+    proto::SegmentsBody b;
+    b.first = k;
+    b.segment_count = k + 1;
+    b.descriptors = {source.segments().descriptors.at(k)};
+    ASSERT_TRUE(receiver.on_segments(b, at));
+  }
+  void arrive(std::uint32_t segment, TimePoint at) {
+    for (std::uint32_t j = 0; j < Source::kN; ++j) {
+      const auto body = source.body(segment, j, true);
+      receiver.on_symbol(*receiver.read_coded(body), 1, at);
+    }
+    ASSERT_EQ(receiver.stats().segments_written, segment + 1);
+  }
+  Source source;
+  StreamReceiver receiver{{4, false, std::chrono::milliseconds(500)}, writer};
+  const TimePoint t0 = Clock::now();
+};
+
+TEST_F(StallTest, ALiveSegmentNotMadeYetIsNoStall) {
+  ASSERT_EQ(receiver.adopt(source.manifest()), "");  // no bitrate: the player plays nothing ahead
+  announce(0, t0);
+  arrive(0, t0);
+  announce(1, t0 + 3s);  // the source paused for three seconds
+  arrive(1, t0 + 3200ms);
+  announce(2, t0 + 3300ms);
+  arrive(2, t0 + 4300ms);  // a second after the server had it: a stall of 0.5 s beyond the threshold
+  EXPECT_EQ(receiver.stats().stalls, 1u);
+  EXPECT_NEAR(receiver.stats().stall_seconds, 0.5, 1e-6);
+}
+
+TEST_F(StallTest, APlayerAtTheBitrateWaitsOnlyOnceItHasPlayedWhatItHas) {
+  auto m = source.manifest();
+  m.bitrate = 8 * 512;  // a segment plays for one second
+  ASSERT_EQ(receiver.adopt(m), "");
+  ASSERT_TRUE(receiver.on_segments(source.segments(), t0));
+  arrive(0, t0);
+  arrive(1, t0 + 1400ms);  // due at 1 s: waited 0.4 s
+  arrive(2, t0 + 3000ms);  // due at 2.4 s: waited 0.6 s, 0.1 s beyond the threshold
+  EXPECT_EQ(receiver.stats().stalls, 1u);
+  EXPECT_NEAR(receiver.stats().stall_seconds, 0.1, 1e-6);
 }
 
 TEST_F(ReceiverTest, WrongServerIdMeansWrongCoefficients) {
