@@ -201,6 +201,8 @@ SessionConfig Admission::session_config(const proto::Join& join, const SymbolSou
   c.redundancy = config_.redundancy;
   const std::uint32_t count = source.segment_count();
   c.start_segment = join.start_segment == proto::kLiveEdge ? (count > 0 ? count - 1 : 0) : join.start_segment;
+  // A segment the live window dropped is not served: the MANIFEST moves the peer to the oldest kept.
+  c.start_segment = std::max(c.start_segment, source.first_segment());
   return c;
 }
 

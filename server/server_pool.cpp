@@ -105,10 +105,11 @@ void ServerPool::stream_changed(const MediaStream& stream) {
   published_[k] = stream.segment_count();
   published_final_[k] = stream.final();
   const bool final = stream.final();
+  const std::uint32_t first = stream.first_segment();
   for (auto& wp : workers_) {
     Worker& w = *wp;
-    asio::post(w.io, [&w, k, more, final] {
-      w.replicas[k]->extend(more, final);
+    asio::post(w.io, [&w, k, more, final, first] {
+      w.replicas[k]->extend(more, final, first);
       w.server->stream_changed(*w.replicas[k]);
     });
   }

@@ -1,6 +1,7 @@
 #pragma once
-// The streams ncast-server serves, made from its options: files and directories ingested whole, and
-// the live sources' streams, empty until their LiveIngest fills them. Names are unique, 1..255 octets.
+// The streams ncast-server serves, made from its options: files and directories, read on demand through
+// the SegmentCache, and the live sources' streams, empty until their LiveIngest fills them, each with
+// the options' retention window. Names are unique, 1..255 octets.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -9,13 +10,15 @@
 #include "server/coded_cache.hpp"
 #include "server/media_stream.hpp"
 #include "server/options.hpp"
+#include "server/segment_cache.hpp"
 
 namespace ncast::server {
 
 class StreamCatalog {
  public:
-  // Reads the files now; throws std::invalid_argument on a bad or repeated name, as ingest_file on I/O.
-  StreamCatalog(const ServerOptions& options, std::uint32_t server_id, CodedCache& cache);
+  // Opens the files now (their sizes only); throws std::invalid_argument on a bad or repeated name, as
+  // ingest_file on I/O.
+  StreamCatalog(const ServerOptions& options, std::uint32_t server_id, CodedCache& cache, SegmentCache& segments);
 
   const std::vector<std::unique_ptr<MediaStream>>& streams() const { return streams_; }
   std::vector<MediaStream*> all() const;
@@ -32,5 +35,8 @@ class StreamCatalog {
   std::vector<std::unique_ptr<MediaStream>> streams_;
   std::vector<MediaStream*> live_;
 };
+
+// The retention window of live streams that the options ask for.
+LiveWindow live_window(const ServerOptions& options);
 
 }  // namespace ncast::server

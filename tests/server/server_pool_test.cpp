@@ -218,7 +218,7 @@ TEST(StreamReplica, SendsWhatItsStreamSendsAndFollowsItsGrowth) {
   std::vector<std::uint8_t> more(300, 9);
   f.stream.append(more);
   f.stream.finish();
-  replica.extend({f.stream.segment(2)}, true);
+  replica.extend({f.stream.segment(2)}, true, 0);
   EXPECT_TRUE(replica.final());
   EXPECT_EQ(replica.segment_count(), 3u);
   EXPECT_EQ(body(replica, false, 2, 3), body(f.stream, false, 2, 3));
