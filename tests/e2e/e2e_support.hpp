@@ -77,6 +77,7 @@ class Process {
   Process& operator=(const Process&) = delete;
 
   void signal(int sig) { ::kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
   // The exit code, or nullopt if still running after timeout (a signal death counts as 128+sig).
   std::optional<int> wait(std::chrono::milliseconds timeout) {
     const auto end = std::chrono::steady_clock::now() + timeout;
