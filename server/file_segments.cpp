@@ -37,20 +37,24 @@ FileSegments::FileSegments(const std::filesystem::path& path, std::size_t segmen
 
 FileSegments::~FileSegments() { ::close(fd_); }
 
+void FileSegments::read(std::uint32_t segment, std::uint8_t* out) const {
+  const std::size_t size = size_of(segment);
+  const auto offset = static_cast<off_t>(std::uint64_t{segment} * segment_bytes_);
+  for (std::size_t got = 0; got < size;) {
+    const ssize_t n = ::pread(fd_, out + got, size - got, offset + static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw std::runtime_error("reading segment " + std::to_string(segment) + " of " + path_.string() + ": " +
+                               (n < 0 ? std::strerror(errno) : "the file shrank while served"));
+    got += static_cast<std::size_t>(n);
+  }
+}
+
 SegmentBlock FileSegments::block(std::uint32_t segment) const {
   const std::size_t size = size_of(segment);
   const std::size_t padded = (size + symbol_size_ - 1) / symbol_size_ * symbol_size_;
   return cache_.get(key_base_ | segment, padded, [&](HostBuffer& b) {
-    const auto offset = static_cast<off_t>(std::uint64_t{segment} * segment_bytes_);
-    std::size_t got = 0;
-    while (got < size) {
-      const ssize_t n = ::pread(fd_, b.data() + got, size - got, offset + static_cast<off_t>(got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0)
-        throw std::runtime_error("reading segment " + std::to_string(segment) + " of " + path_.string() + ": " +
-                                 (n < 0 ? std::strerror(errno) : "the file shrank while served"));
-      got += static_cast<std::size_t>(n);
-    }
+    read(segment, b.data());
     std::memset(b.data() + size, 0, padded - size);
   });
 }
@@ -60,8 +64,18 @@ const proto::SegmentDescriptor& FileSegments::descriptor(std::uint32_t segment) 
     std::lock_guard lock(mutex_);
     if (hashed_.at(segment)) return descriptors_[segment];
   }
-  const SegmentBlock b = block(segment);
-  const auto hash = proto::sha256({b->data(), size_of(segment)});
+  // Descriptors run ahead of the data, far ahead for a peer that starts deep into the file (it is sent
+  // every descriptor from segment 0): a block not cached is read for its hash alone, so that hashing
+  // does not push out the blocks senders are using.
+  proto::Sha256Digest hash;
+  if (const SegmentBlock b = cache_.peek(key_base_ | segment)) {
+    hash = proto::sha256({b->data(), size_of(segment)});
+  } else {
+    thread_local std::vector<std::uint8_t> scratch;
+    scratch.resize(segment_bytes_);
+    read(segment, scratch.data());
+    hash = proto::sha256({scratch.data(), size_of(segment)});
+  }
   std::lock_guard lock(mutex_);
   // Written once: a reference handed out earlier is never written under its reader.
   if (!hashed_[segment]) {

@@ -2,7 +2,8 @@
 // The segments of a media file, read on demand (video on demand without the file in memory): only the
 // file's size is read when it opens, which fixes the segment count and sizes; a segment's octets are
 // read with pread into the shared SegmentCache when a sender needs them, and its SHA-256 is computed
-// the first time its descriptor is asked for (descriptors go out a window ahead of the data) and kept.
+// the first time its descriptor is asked for (descriptors go out a window ahead of the data) and kept;
+// a block not cached then is read for the hash alone, without taking a place in the cache.
 // The file must not change while it is served: a block read again after its eviction would no longer
 // match the descriptor peers hold. Thread-safe.
 #include <cstddef>
@@ -37,6 +38,9 @@ class FileSegments {
   SegmentBlock block(std::uint32_t segment) const;
 
  private:
+  // The segment's size_of octets into out.
+  void read(std::uint32_t segment, std::uint8_t* out) const;
+
   std::filesystem::path path_;
   int fd_ = -1;
   std::uint64_t file_bytes_ = 0;

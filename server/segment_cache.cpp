@@ -59,6 +59,12 @@ SegmentBlock SegmentCache::get(std::uint64_t key, std::size_t bytes, const std::
   return block;
 }
 
+SegmentBlock SegmentCache::peek(std::uint64_t key) const {
+  std::lock_guard lock(mutex_);
+  const auto it = entries_.find(key);
+  return it == entries_.end() ? nullptr : it->second.block;
+}
+
 SegmentCacheStats SegmentCache::stats() const {
   std::lock_guard lock(mutex_);
   return stats_;

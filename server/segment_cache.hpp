@@ -34,6 +34,9 @@ class SegmentCache {
   // other threads are not held up by the read). fill's exceptions reach the caller, nothing is cached.
   SegmentBlock get(std::uint64_t key, std::size_t bytes, const std::function<void(HostBuffer&)>& fill);
 
+  // The block of key if the cache holds it (its place in the LRU order unchanged), else null.
+  SegmentBlock peek(std::uint64_t key) const;
+
   SegmentCacheStats stats() const;
   std::size_t budget() const { return budget_; }
 
