@@ -1,6 +1,6 @@
 // Host memory with a budget (issue 19): a file larger than --host-memory-mb reaches peers byte-exact
 // while the server's resident memory stays below the file's size, and a live stream's retention window
-// (--live-window) moves a peer asking for a dropped segment to the oldest segment kept.
+// (--live-window) moves a peer asking for a dropped segment, at its join or later, to the oldest kept.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -74,6 +74,49 @@ TEST(MemoryBudget, APeerAskingForADroppedLiveSegmentStartsAtTheWindow) {
   EXPECT_LE(out.size(), (1u << 20) + 128u * 1024);
   EXPECT_TRUE(std::equal(out.begin(), out.end(), media.end() - static_cast<std::ptrdiff_t>(out.size())))
       << "the output is not the stream's tail";
+}
+
+TEST(MemoryBudget, APeerThatFallsBehindTheLiveWindowIsMovedToItsStart) {
+  TempDir dir;
+  const auto fifo = dir / "cam.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto server =
+      start_server(dir, "server", {"--live", "cam=" + fifo.string(), "--live-window", "1MB", "--stats-interval", "0"});
+  const std::size_t segment = 128 * 1024;
+  const auto media = random_bytes(48 * segment, 21);
+  const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << "the server does not hold the pipe open";
+  // A slow peer (2 Mbit/s) on a source fed at about 4 MB/s: it falls behind the 1 MiB window.
+  auto peer = start_peer(
+      dir, "peer",
+      {"-s", addr(server.port), "--stream", "cam", "-o", (dir / "out").string(), "--start", "0", "--max-rate", "2M"});
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  for (std::size_t off = 0; off < media.size() && std::chrono::steady_clock::now() < deadline;) {
+    const ssize_t n = ::write(fd, media.data() + off, std::min<std::size_t>(segment / 4, media.size() - off));
+    if (n > 0) off += static_cast<std::size_t>(n);
+    std::this_thread::sleep_for(8ms);
+  }
+  ::close(fd);
+  const auto r = finish(*peer);
+  EXPECT_EQ(r.code, 0) << r.report.dump();
+  EXPECT_GE(r.report["rejoins"].get<int>(), 1);
+  const auto skipped = r.report["skipped"].get<std::size_t>();
+  EXPECT_GT(skipped, 0u);
+  // What it wrote: media segments in order up to the last, with gaps where it was moved (also before its
+  // first: at 2 Mbit/s segment 0 takes longer to arrive than the window keeps it).
+  const auto out = read_bytes(dir / "out");
+  ASSERT_EQ(out.size() % segment, 0u);
+  ASSERT_EQ(out.size() + skipped * segment, media.size());
+  ASSERT_FALSE(out.empty());
+  std::size_t at = 0;  // the next media segment it may be
+  for (std::size_t o = 0; o < out.size(); o += segment, ++at) {
+    while (at < 48 && !std::equal(out.begin() + static_cast<std::ptrdiff_t>(o),
+                                  out.begin() + static_cast<std::ptrdiff_t>(o + segment),
+                                  media.begin() + static_cast<std::ptrdiff_t>(at * segment)))
+      ++at;
+    ASSERT_LT(at, 48u) << "output segment " << o / segment << " is no later media segment";
+  }
+  EXPECT_EQ(at, 48u) << "the last segment written is the stream's last";
 }
 
 }  // namespace
