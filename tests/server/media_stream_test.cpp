@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include "coding/cpu_engine.hpp"
 #include "coding/rlnc/decoder.hpp"
@@ -164,6 +165,22 @@ TEST(MediaStream, ALiveWindowDropsTheOldestSegmentsButNotWhatASenderHolds) {
   EXPECT_TRUE(systematic_octets(replica, 5).empty());
   EXPECT_EQ(systematic_octets(replica, 8), segments[8]);
   EXPECT_EQ(replica.descriptor(1).hash, proto::sha256(segments[1]));
+}
+
+TEST(MediaStream, ALiveWindowInSecondsDropsSegmentsByTheirAge) {
+  CpuEngine engine;
+  auto coder = make_engine_chunk_coder(engine);
+  CodedCache cache(*coder, 1 << 20);
+  MediaStream stream({"cam", stream_id_of("cam"), 1, 4, 64, 0, true}, cache);
+  stream.set_window({0, std::chrono::seconds(1)});
+  const std::vector<std::uint8_t> seg(256, 3);
+  stream.append(seg);
+  stream.append(seg);
+  EXPECT_EQ(stream.first_segment(), 0u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  stream.append(seg);
+  EXPECT_EQ(stream.first_segment(), 2u) << "the two older than a second went";
+  EXPECT_EQ(stream.held_bytes(), 256u);
 }
 
 }  // namespace
