@@ -104,8 +104,9 @@ class MediaStream final : public SymbolSource {
   std::uint64_t cache_base_;
   std::unique_ptr<FileSegments> file_;
   // Appended streams: every segment's descriptor (peers count descriptors from segment 0, so those of
-  // dropped segments stay: 36 octets each), and the blocks of segments first_ .. count-1.
-  std::vector<proto::SegmentDescriptor> descriptors_;
+  // dropped segments stay: 36 octets each, in a deque, which grows without a vector's spare half), and
+  // the blocks of segments first_ .. count-1.
+  std::deque<proto::SegmentDescriptor> descriptors_;
   std::deque<Held> held_;
   std::uint32_t first_ = 0;
   std::uint64_t held_bytes_ = 0;

@@ -38,7 +38,7 @@ class StreamReplica final : public SymbolSource {
   StreamInfo info_;
   CodedCache& cache_;
   // Live streams: every segment's descriptor, and the segments first_ .. count-1.
-  std::vector<proto::SegmentDescriptor> descriptors_;
+  std::deque<proto::SegmentDescriptor> descriptors_;
   std::deque<SegmentRef> held_;
   SegmentRef last_;  // file streams: the segment read last, its block held
   bool have_last_ = false;
