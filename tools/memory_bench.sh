@@ -86,6 +86,6 @@ for run in 1 2 3; do
   kill $pid; wait $pid || true; wait $sampler || true
   awk -v t0="$t0" 'NR % 10 == 1 {printf "  t=%5.1f s RSS %d kB\n", $1 - t0, $2}' rss.log
   echo "  RSS max $(sort -k2 -n rss.log | tail -1 | cut -d' ' -f2) kB, at the end $(tail -1 rss.log | cut -d' ' -f2) kB;" \
-    "peer: $(grep -o '"rejoins":[0-9]*' live.err | tail -1), wrote $(( $(stat -c %s live.out) >> 20 )) MiB"
+    "peer: $(grep -o '"rejoins":[0-9]*' live.err | tail -1) $(grep -o '"skipped":[0-9]*' live.err | tail -1), wrote $(( $(stat -c %s live.out) >> 20 )) MiB"
   rm -f live.out
 done
