@@ -1,7 +1,9 @@
 #include "cli/command_line.hpp"
 
 #include <array>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 
 namespace ncast::cli {
@@ -15,7 +17,7 @@ po::variables_map parse_command_line(int argc, const char* const* argv, const po
     if (config_option != nullptr && vm.count(config_option)) {
       const auto& path = vm[config_option].as<std::string>();
       std::ifstream in(path);
-      if (!in) throw std::invalid_argument("cannot read config file " + path);
+      if (!in) throw std::invalid_argument("cannot read config file " + path + ": " + std::strerror(errno));
       po::store(po::parse_config_file(in, options), vm);
     }
     po::notify(vm);

@@ -11,8 +11,9 @@
 namespace ncast::cli {
 
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;  // the work failed
-inline constexpr int kExitUsage = 2;    // bad command line
+inline constexpr int kExitFailure = 1;        // the work failed
+inline constexpr int kExitUsage = 2;          // bad command line
+inline constexpr int kExitInterrupted = 130;  // SIGINT or SIGTERM: 128 + SIGINT, as a shell reports Ctrl-C
 
 // A bad command line: reported with a pointer to the command's --help, exit status 2.
 class UsageError : public std::runtime_error {

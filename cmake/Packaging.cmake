@@ -2,7 +2,8 @@
 # libncast-rs-dev (headers, static archive, CMake package, pkg-config file) and ncast-tools (the
 # programs, their man pages, the systemd unit and its example configuration). dpkg-shlibdeps finds
 # what each needs from the machine the packages are built on. Each description's first line is the
-# package's synopsis.
+# package's synopsis. The licence is Apache-2.0 (LICENSE), stated per package in Debian's
+# machine-readable copyright file, /usr/share/doc/<package>/copyright.
 include(GNUInstallDirs)
 
 set(CPACK_GENERATOR DEB)
@@ -39,6 +40,12 @@ set(CPACK_DEBIAN_TOOLS_DESCRIPTION
 # The example configuration is the administrator's once installed: dpkg keeps their edits.
 file(WRITE ${PROJECT_BINARY_DIR}/packaging/tools/conffiles "${CMAKE_INSTALL_FULL_SYSCONFDIR}/ncast/demo.conf\n")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/packaging/tools/conffiles)
+
+foreach(component rs_runtime rs_development tools)
+  string(TOUPPER ${component} upper)
+  install(FILES ${CMAKE_CURRENT_LIST_DIR}/copyright
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/${CPACK_DEBIAN_${upper}_PACKAGE_NAME} COMPONENT ${component})
+endforeach()
 
 # What the packages hold, built without the tests: tools/package.sh builds this, then runs cpack.
 add_custom_target(ncast_packaged)

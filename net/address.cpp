@@ -55,34 +55,39 @@ unsigned Address::to_sockaddr(sockaddr_storage& storage) const {
   return sizeof(sockaddr_in6);
 }
 
-Address Address::parse(const std::string& text) {
-  Address a;
-  a.family = 0;
+std::optional<HostPort> split_host_port(const std::string& text) {
   std::string host, port;
   if (!text.empty() && text.front() == '[') {
     const auto close = text.find(']');
-    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') return a;
+    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') return std::nullopt;
     host = text.substr(1, close - 1);
     port = text.substr(close + 2);
   } else {
     const auto colon = text.rfind(':');
-    if (colon == std::string::npos) return a;
+    if (colon == std::string::npos) return std::nullopt;
     host = text.substr(0, colon);
     port = text.substr(colon + 1);
-    if (host.find(':') != std::string::npos) return a;  // IPv6 needs brackets: [::1]:80
+    if (host.find(':') != std::string::npos) return std::nullopt;  // IPv6 needs brackets: [::1]:80
   }
-  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return a;
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
   const unsigned long p = std::stoul(port);
-  if (p > 65535) return a;
+  if (p > 65535) return std::nullopt;
+  return HostPort{std::move(host), static_cast<std::uint16_t>(p)};
+}
+
+Address Address::parse(const std::string& text) {
   Address out;
-  if (inet_pton(AF_INET, host.c_str(), out.ip.data()) == 1) {
+  out.family = 0;
+  const auto split = split_host_port(text);
+  if (!split) return out;
+  if (inet_pton(AF_INET, split->host.c_str(), out.ip.data()) == 1) {
     out.family = 4;
-  } else if (inet_pton(AF_INET6, host.c_str(), out.ip.data()) == 1) {
+  } else if (inet_pton(AF_INET6, split->host.c_str(), out.ip.data()) == 1) {
     out.family = 6;
   } else {
-    return a;
+    return out;
   }
-  out.port = static_cast<std::uint16_t>(p);
+  out.port = split->port;
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 struct sockaddr;
@@ -29,6 +30,14 @@ struct Address {
   static Address parse(const std::string& text);
   bool is_loopback() const;
 };
+
+// "host:port" cut at the port's colon, the brackets of "[v6]:port" taken off; nullopt if malformed or
+// the port is not 0..65535.
+struct HostPort {
+  std::string host;
+  std::uint16_t port = 0;
+};
+std::optional<HostPort> split_host_port(const std::string& text);
 
 struct AddressHash {
   std::size_t operator()(const Address& a) const;

@@ -1,6 +1,8 @@
 // ncast-peer: receives, decodes, verifies and writes an ncast stream; optionally relays it.
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
@@ -31,7 +33,8 @@ int main(int argc, char** argv) {
       std::ofstream out(parsed.options.report_path);
       out << line << "\n";
       if (!out) {
-        std::cerr << "ncast-peer: cannot write the report to " << parsed.options.report_path << "\n";
+        std::cerr << "ncast-peer: cannot write the report to " << parsed.options.report_path << ": "
+                  << std::strerror(errno) << "\n";
         return 1;
       }
     }

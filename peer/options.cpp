@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "cli/rate.hpp"
+#include "net/resolve.hpp"
 
 namespace ncast::peer {
 namespace po = boost::program_options;
@@ -31,7 +32,7 @@ void add_source_options(po::options_description& d, PeerOptions& o, RawOptions& 
       "stream", po::value(&o.stream), "the stream's name")(
       "output,o", po::value(&o.output),
       "write the stream here ('-' = standard output); without it the stream is only checked")(
-      "force", po::bool_switch(&o.force), "overwrite an existing output file");
+      "force", po::bool_switch(&o.force), "replace an existing output file (once the stream is complete)");
 }
 
 void add_session_options(po::options_description& d, RawOptions& r) {
@@ -77,9 +78,7 @@ void add_run_options(po::options_description& d, PeerOptions& o, RawOptions& r) 
 void check_source(PeerOptions& o, const RawOptions& r) {
   if (r.servers.empty()) throw std::invalid_argument("give at least one --server HOST:PORT");
   for (const auto& s : r.servers) {
-    const auto a = net::Address::parse(s);
-    if (a.family == 0)
-      throw std::invalid_argument("--server '" + s + "' is not a numeric HOST:PORT (e.g. 127.0.0.1:7700)");
+    const auto a = net::resolve(s, "--server");
     if (!o.servers.empty() && a.family != o.servers.front().family)
       throw std::invalid_argument("all servers must be IPv4 or all IPv6");
     o.servers.push_back(a);
@@ -121,11 +120,7 @@ void check_session(PeerOptions& o, const RawOptions& r) {
 }
 
 void check_relay(PeerOptions& o, const RawOptions& r, const po::variables_map& vm) {
-  if (!r.relay.empty()) {
-    const auto a = net::Address::parse(r.relay);
-    if (a.family == 0) throw std::invalid_argument("--relay '" + r.relay + "' is not a numeric HOST:PORT");
-    o.relay = a;
-  }
+  if (!r.relay.empty()) o.relay = net::resolve(r.relay, "--relay");
   if (vm.count("relay-id")) o.relay_id = r.relay_id;
   if (r.relay_memory_mb > (std::uint64_t{1} << 40)) throw std::invalid_argument("--relay-memory-mb is too large");
   o.relay_memory = r.relay_memory_mb << 20;

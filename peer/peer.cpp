@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "cli/subcommands.hpp"
 #include "net/udp_socket.hpp"
 #include "peer/peer_output.hpp"
 #include "peer/peer_relay.hpp"
@@ -79,13 +80,15 @@ class Peer {
     read();
     tick();
     signals_.async_wait([this](const boost::system::error_code& ec, int) {
-      if (!ec) stop("interrupted");
+      if (ec) return;
+      interrupted_ = true;
+      stop("interrupted");
     });
     io_.run();
     if (o_.progress) ProgressBar::finish();
     receiver_.finish(Clock::now());
     PeerResult r;
-    r.exit_code = completed_at_ && failure_.empty() ? 0 : 1;
+    r.exit_code = interrupted_ ? cli::kExitInterrupted : completed_at_ && failure_.empty() ? 0 : 1;
     r.report =
         peer_report({o_.stream, started_, completed_at_, failure_, loss_.dropped(), unknown_source_, relay_.report()},
                     receiver_, links_);
@@ -96,6 +99,17 @@ class Peer {
   ServerLink::Send sender(std::size_t link) {
     const net::Address to = links_[link].options().server;
     return [this, to](std::span<const std::uint8_t> d) { socket_->send_now(d, to); };
+  }
+
+  // Only a complete stream takes the output's name, as soon as it is complete (a relay lingers on,
+  // and may be interrupted then); otherwise Output removes what it wrote.
+  void keep_output() {
+    if (output_.failed()) return;  // tick() stops with the write's error
+    try {
+      output_.commit();
+    } catch (const std::runtime_error& e) {
+      stop(e.what());
+    }
   }
 
   void read() {
@@ -162,6 +176,7 @@ class Peer {
     if (receiver_.complete() && !completed_at_) {
       completed_at_ = now;
       for (std::size_t i = 0; i < links_.size(); ++i) links_[i].close(sender(i), proto::ByeReason::done);
+      keep_output();
     }
     if (completed_at_ && relay_.finished(*completed_at_, now)) stop("");
   }
@@ -193,7 +208,7 @@ class Peer {
 
   TimePoint started_{};
   std::optional<TimePoint> completed_at_;
-  bool stopped_ = false;
+  bool stopped_ = false, interrupted_ = false;
   std::string failure_;
 };
 

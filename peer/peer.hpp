@@ -43,14 +43,15 @@ struct PeerOptions {
 };
 
 struct PeerResult {
-  int exit_code = 0;  // 0 complete, 1 not complete
+  int exit_code = 0;  // 0 complete, 1 not complete, 130 interrupted (cli::kExitInterrupted)
   // Initialised from nullptr, json's noexcept constructor, so that PeerResult's defaulted members do
   // not throw.
   nlohmann::json report{nullptr};
 };
 
 // Runs until complete, failed, timed out or interrupted (SIGINT/SIGTERM), decoding with decoders (the
-// CPU decoder when null). Throws std::runtime_error for set-up failures (output file exists, cannot bind).
+// CPU decoder when null); the output file gets its name only when the stream is complete. Throws
+// std::runtime_error for set-up failures (output file exists, cannot bind).
 PeerResult run_peer(const PeerOptions& options, std::shared_ptr<DecoderFactory> decoders = nullptr);
 
 }  // namespace ncast::peer

@@ -10,6 +10,8 @@ namespace {
 using namespace std::chrono_literals;
 constexpr std::uint32_t kAckEvery = 16;  // CODED packets between ACKs at most
 constexpr auto kMaxBackoff = 1000ms;
+// How long a MANIFEST of another identity than the pinned one waits for one of the pinned identity.
+constexpr auto kMismatchWait = 300ms;
 
 }  // namespace
 
@@ -35,6 +37,7 @@ void ServerLink::begin_handshake(TimePoint now, const Send& send) {
   join.max_datagram = options_.max_datagram;
   join.max_rate_kbps = options_.max_rate_kbps;
   handshake_.emplace(join);
+  mismatch_.reset();
   open_.reset();
   seal_.reset();
   replay_ = {};
@@ -130,7 +133,10 @@ bool ServerLink::on_datagram(std::span<std::uint8_t> d, TimePoint now, const Sen
 
 void ServerLink::on_manifest(const proto::Header& header, std::span<std::uint8_t> d, TimePoint now, const Send& send) {
   auto accepted = handshake_->on_manifest(header, d, options_.pinned);
-  if (!accepted) return drop(accepted.error());
+  if (!accepted) {
+    if (accepted.error() == proto::DropReason::auth && options_.pinned) note_identity_mismatch(header, d, now);
+    return drop(accepted.error());
+  }
   if (const std::string why = receiver_.adopt(accepted->body); !why.empty()) return fail(why);
   if (accepted->body.max_datagram > options_.max_datagram) return fail("the server ignored our datagram limit");
   const auto& keys = accepted->keys;
@@ -153,6 +159,16 @@ void ServerLink::on_manifest(const proto::Header& header, std::span<std::uint8_t
   pending_.clear();
   // The first ACK confirms the key to the server, which sends no data before it.
   send_ack(now, send);
+}
+
+// The wrong server, or the wrong key: a MANIFEST that answers our JOIN and is signed by its own
+// identity, but not the pinned one. It fails the link only if no MANIFEST of the pinned identity
+// follows within kMismatchWait: anyone who sees our HELLO can forge one, and must not end the session
+// by that alone.
+void ServerLink::note_identity_mismatch(const proto::Header& header, std::span<std::uint8_t> d, TimePoint now) {
+  if (mismatch_) return;
+  const auto sound = handshake_->on_manifest(header, d, std::nullopt);
+  if (sound) mismatch_.emplace(now, sound->handshake.identity);
 }
 
 bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& header, TimePoint now, const Send& send) {
@@ -240,6 +256,9 @@ void ServerLink::poll(TimePoint now, const Send& send) {
   switch (state_) {
     case State::hello:
     case State::join:
+      if (mismatch_ && now - mismatch_->first >= kMismatchWait)
+        return fail("server identity mismatch: expected " + proto::to_hex(*options_.pinned) + ", got " +
+                    proto::to_hex(mismatch_->second));
       if (now < retry_at_) return;
       if (pending_.empty()) return begin_handshake(now, send);  // after a busy REJECT
       if (attempts_ >= options_.max_attempts)

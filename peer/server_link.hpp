@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "net/address.hpp"
 #include "peer/stream_receiver.hpp"
@@ -70,6 +71,7 @@ class ServerLink {
   void begin_handshake(TimePoint now, const Send& send);
   void on_manifest(const proto::Header& header, std::span<std::uint8_t> datagram, TimePoint now, const Send& send);
   bool on_protected(std::span<std::uint8_t> datagram, const proto::Header& header, TimePoint now, const Send& send);
+  void note_identity_mismatch(const proto::Header& header, std::span<std::uint8_t> datagram, TimePoint now);
   void send_ack(TimePoint now, const Send& send);
   void drop(proto::DropReason reason) { counters_.drops.count(reason); }
 
@@ -83,6 +85,8 @@ class ServerLink {
   int attempts_ = 0;
   TimePoint retry_at_{};
   std::chrono::milliseconds backoff_{250};
+  // A sound MANIFEST signed by another identity than the pinned one: when, and whose.
+  std::optional<std::pair<TimePoint, proto::PublicKey>> mismatch_;
 
   // The session.
   std::uint64_t session_ = 0;

@@ -186,7 +186,10 @@ void Ed25519Identity::save(const std::filesystem::path& path) const {
     ::close(fd);
     throw CryptoError("cannot write identity key " + path.string());
   }
-  if (PEM_write_PrivateKey(f.get(), key_.get(), nullptr, nullptr, 0, nullptr, nullptr) != 1) fail("write identity key");
+  if (PEM_write_PrivateKey(f.get(), key_.get(), nullptr, nullptr, 0, nullptr, nullptr) != 1) {
+    ERR_clear_error();
+    throw CryptoError("cannot write identity key " + path.string());
+  }
 }
 
 Signature Ed25519Identity::sign(std::span<const std::uint8_t> message) const {

@@ -112,7 +112,10 @@ std::optional<std::vector<std::uint8_t>> PeerHandshake::on_retry(const Retry& re
   if (!joins_.empty() && retry.token == join_.token) return joins_.back();
   join_.token = retry.token;
   if (joins_.size() == kMaxJoins) joins_.erase(joins_.begin());
-  joins_.push_back(encode(join_));
+  // Full size, as QUIC pads its Initial: a server sends at most 3x what a session received before its
+  // first ACK, and 3x a bare JOIN (~100 octets) holds the MANIFEST but not the segment descriptors,
+  // which would then wait a round trip for that ACK.
+  joins_.push_back(encode(join_, kMaxClearSize));
   return joins_.back();
 }
 

@@ -131,7 +131,7 @@ Parsed<Retry> decode_retry(const Prefix& prefix, std::span<const std::uint8_t> d
 
 // ---- JOIN ----
 
-std::vector<std::uint8_t> encode(const Join& join) {
+std::vector<std::uint8_t> encode(const Join& join, std::size_t pad_to) {
   if (join.token.empty() || join.token.size() > kMaxTokenSize)
     throw std::invalid_argument("token must be 1..64 octets");
   if (join.suites.empty() || join.suites.size() > kMaxSuites) throw std::invalid_argument("1..8 cipher suites");
@@ -151,7 +151,8 @@ std::vector<std::uint8_t> encode(const Join& join) {
   w.u32(join.max_rate_kbps);
   w.u8(static_cast<std::uint8_t>(join.suites.size()));
   w.bytes(join.suites);
-  if (w.size() < kMinHelloSize) w.zeros(kMinHelloSize - w.size());
+  const std::size_t target = std::clamp(pad_to, kMinHelloSize, kMaxClearSize);
+  if (w.size() < target) w.zeros(target - w.size());
   return finish(std::move(buf), w);
 }
 

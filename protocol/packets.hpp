@@ -124,7 +124,8 @@ struct Join {
   std::uint32_t max_rate_kbps = 0;
   std::vector<std::uint8_t> suites{kDefaultSuites.begin(), kDefaultSuites.end()};
 };
-std::vector<std::uint8_t> encode(const Join& join);
+// Padded with zeros to at least kMinHelloSize octets (pad_to may ask for more, up to kMaxClearSize).
+std::vector<std::uint8_t> encode(const Join& join, std::size_t pad_to = kMinHelloSize);
 Parsed<Join> decode_join(std::span<const std::uint8_t> datagram);
 Parsed<Join> decode_join(const Prefix& prefix, std::span<const std::uint8_t> datagram);
 

@@ -4,7 +4,15 @@
 #include <cstring>
 #include <utility>
 
+#include "server/source_limits.hpp"
+
 namespace ncast::server {
+
+std::size_t JoinKeyHash::operator()(const JoinKey& k) const {
+  std::size_t h = net::AddressHash{}(k.address);
+  for (auto b : k.nonce) h = (h ^ b) * 1099511628211ull;
+  return h;
+}
 
 Admission::Admission(const ServerConfig& config, const proto::Ed25519Identity& identity, net::UdpSocket& socket,
                      ServerMetrics& metrics, const std::map<std::string, SymbolSource*>& streams, TimePoint started)
@@ -95,16 +103,38 @@ std::unique_ptr<Session> Admission::on_join(const proto::Prefix& prefix, std::sp
     send_retry(join->nonce, from, d.size(), now);
     return nullptr;
   }
-  if (const Session* open = sessions.joined(from, join->nonce)) {
-    // A retransmitted JOIN: the MANIFEST was lost.
-    socket_.send_now(open->manifest(), from);
-    ++metrics_.manifests;
+  if (retired_.count({from, join->nonce})) {
+    metrics_.drops.count(proto::DropReason::replay);
+    return nullptr;
+  }
+  if (Session* open = sessions.joined(from, join->nonce)) {
+    answer_repeated_join(*open, *join, d.size(), from, now);
     return nullptr;
   }
   const ValidJoin valid{std::move(*join), d, from};
   const auto terms = admissible(valid, now);
   if (!terms || !reserve_place(valid, now)) return nullptr;
   return open_session(valid, *terms, now, sessions);
+}
+
+void Admission::answer_repeated_join(Session& open, const proto::Join& join, std::size_t size, const net::Address& from,
+                                     TimePoint now) {
+  // Only the JOIN of the session's own stream repeats it: another stream's name would have a short JOIN
+  // draw a long MANIFEST.
+  if (join.stream != open.source().info().name) return metrics_.drops.count(proto::DropReason::unexpected);
+  open.answered(size);
+  if (!open.resend_manifest(now)) return metrics_.drops.count(proto::DropReason::rate_limited);
+  socket_.send_now(open.manifest(), from);
+  ++metrics_.manifests;
+}
+
+void Admission::retire(const JoinKey& handshake, TimePoint now) {
+  while (!retired_until_.empty() && retired_until_.front().first <= now) {
+    retired_.erase(retired_until_.front().second);
+    retired_until_.pop_front();
+  }
+  if (retired_.insert(handshake).second)
+    retired_until_.emplace_back(now + std::chrono::seconds(config_.token_lifetime_s), handshake);
 }
 
 std::optional<Admission::Terms> Admission::admissible(const ValidJoin& j, TimePoint now) {
@@ -119,6 +149,11 @@ std::optional<Admission::Terms> Admission::admissible(const ValidJoin& j, TimePo
     return std::nullopt;
   }
   if (config_.open_sessions->load(std::memory_order_relaxed) >= config_.max_sessions) {
+    send_reject(j, proto::RejectReason::busy, 1000, now);
+    return std::nullopt;
+  }
+  // Before the join rate: a source at its limit must not use up everyone's session creations.
+  if (!config_.sources->has_room(j.from)) {
     send_reject(j, proto::RejectReason::busy, 1000, now);
     return std::nullopt;
   }
@@ -139,9 +174,14 @@ std::optional<Admission::Terms> Admission::admissible(const ValidJoin& j, TimePo
 }
 
 bool Admission::reserve_place(const ValidJoin& j, TimePoint now) {
-  // Servers sharing the limit may race for the last places: the count decides.
+  // Servers sharing the limits may race for the last places: the counts decide.
+  if (!config_.sources->try_add(j.from)) {
+    send_reject(j, proto::RejectReason::busy, 1000, now);
+    return false;
+  }
   if (config_.open_sessions->fetch_add(1, std::memory_order_relaxed) < config_.max_sessions) return true;
   config_.open_sessions->fetch_sub(1, std::memory_order_relaxed);
+  config_.sources->remove(j.from);
   send_reject(j, proto::RejectReason::busy, 1000, now);
   return false;
 }
@@ -153,11 +193,13 @@ std::unique_ptr<Session> Admission::open_session(const ValidJoin& j, const Terms
       proto::server_accept(j.datagram, j.join, identity_, terms.suite, id, manifest_body(*terms.source, terms.session));
   if (!accept) {
     config_.open_sessions->fetch_sub(1, std::memory_order_relaxed);
+    config_.sources->remove(j.from);
     metrics_.drops.count(proto::DropReason::malformed);  // a low-order public key
     return nullptr;
   }
   auto session = std::make_unique<Session>(id, j.from, j.join.nonce, *terms.source, accept->keys, terms.session,
                                            std::move(accept->manifest), sessions.observer(), now);
+  session->answered(j.datagram.size());
   socket_.send_now(session->manifest(), j.from);
   ++metrics_.manifests;
   ++metrics_.sessions_created;

@@ -5,11 +5,13 @@
 // questions about those already open (OpenSessions).
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_set>
 
 #include "net/address.hpp"
 #include "net/udp_socket.hpp"
@@ -24,11 +26,21 @@
 
 namespace ncast::server {
 
+// A handshake: the address that made it and its nonce.
+struct JoinKey {
+  net::Address address;
+  proto::Nonce nonce;
+  bool operator==(const JoinKey&) const = default;
+};
+struct JoinKeyHash {
+  std::size_t operator()(const JoinKey& k) const;
+};
+
 // What admission needs to know of the sessions already open.
 class OpenSessions {
  public:
   // The session opened by this address's JOIN with this nonce, or null.
-  virtual const Session* joined(const net::Address& from, const proto::Nonce& nonce) const = 0;
+  virtual Session* joined(const net::Address& from, const proto::Nonce& nonce) = 0;
   virtual bool id_in_use(std::uint64_t id) const = 0;
   virtual SessionObserver& observer() = 0;
 
@@ -47,6 +59,9 @@ class Admission {
   // Server gives it back when the session closes); null when it opens none (answered or dropped).
   std::unique_ptr<Session> on_join(const proto::Prefix& prefix, std::span<std::uint8_t> datagram,
                                    const net::Address& from, TimePoint now, OpenSessions& sessions);
+  // The session of this handshake closed: its JOIN, though its token may still be valid, opens no
+  // other one (a replay after a BYE would).
+  void retire(const JoinKey& handshake, TimePoint now);
 
  private:
   // A JOIN whose token checked out: from here on its address is validated.
@@ -64,6 +79,9 @@ class Admission {
     send_reject(j.join.nonce, j.from, reason, retry_after_ms, j.datagram.size(), now);
   }
   bool within_amplification_limit(std::size_t reply, std::size_t answered);
+  // A JOIN of a session already open: its MANIFEST was lost, or the JOIN is replayed.
+  void answer_repeated_join(Session& open, const proto::Join& join, std::size_t size, const net::Address& from,
+                            TimePoint now);
   std::uint32_t now_seconds(TimePoint now) const;
 
   // What a session opened by a JOIN gets.
@@ -90,6 +108,9 @@ class Admission {
   TimePoint started_;
   proto::TokenMinter minter_;
   TokenBucket retry_bucket_, join_bucket_;
+  // Handshakes whose session closed, until their tokens expire; oldest first.
+  std::unordered_set<JoinKey, JoinKeyHash> retired_;
+  std::deque<std::pair<TimePoint, JoinKey>> retired_until_;
 };
 
 // The MANIFEST body that tells a peer its session: the stream as it stands and the session's terms.

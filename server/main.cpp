@@ -63,10 +63,13 @@ class App {
           std::make_unique<LiveIngest>(io_, o.live[i].path, *s, lo, [this, s] { pool_.stream_changed(*s); }));
     }
     if (o.metrics)
-      http_ = std::make_unique<MetricsHttp>(io_, net::Address::parse(*o.metrics), [this] {
-        const ServerGauges g = report_.gauges();
-        return render_prometheus(report_.totals().metrics, g);
-      });
+      http_ = std::make_unique<MetricsHttp>(
+          io_, *o.metrics,
+          [this] {
+            const ServerGauges g = report_.gauges();
+            return render_prometheus(report_.totals().metrics, g);
+          },
+          [this] { return report_.health(); });
   }
 
   int run() {

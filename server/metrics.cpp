@@ -43,6 +43,13 @@ ServerMetrics& ServerMetrics::operator+=(const ServerMetrics& o) {
   return *this;
 }
 
+StreamTotals& StreamTotals::operator+=(const StreamTotals& o) {
+  sessions += o.sessions;
+  sent_packets += o.sent_packets;
+  sent_bytes += o.sent_bytes;
+  return *this;
+}
+
 namespace {
 
 void counter(std::ostringstream& o, const char* name, const char* help, double value, const char* labels = "") {
@@ -60,6 +67,40 @@ void gauge(std::ostringstream& o, const char* name, const char* help, double val
   o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " gauge\n" << name << ' ' << value << '\n';
 }
 
+// A label value as the text format wants it: backslash, double quote and line feed escaped.
+std::string escape_label(const std::string& value) {
+  std::string out;
+  for (const char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c == '\n' ? std::string("\\n") : std::string(1, c);
+  }
+  return out;
+}
+
+void per_stream(std::ostringstream& o, const ServerGauges& g) {
+  struct Series {
+    const char *name, *type, *help;
+    double (*value)(const StreamGauges&);
+  };
+  static constexpr Series series[] = {
+      {"ncast_stream_sessions", "gauge", "Sessions open now, per stream.",
+       [](const StreamGauges& s) { return static_cast<double>(s.totals.sessions); }},
+      {"ncast_stream_sent_bytes_total", "counter", "Octets of session packets sent, per stream.",
+       [](const StreamGauges& s) { return static_cast<double>(s.totals.sent_bytes); }},
+      {"ncast_stream_sent_packets_total", "counter", "Session packets sent, per stream.",
+       [](const StreamGauges& s) { return static_cast<double>(s.totals.sent_packets); }},
+      {"ncast_stream_held_segments", "gauge", "Segments held, per stream.",
+       [](const StreamGauges& s) { return static_cast<double>(s.segments); }},
+      {"ncast_stream_held_bytes", "gauge", "Octets of media held, per stream.",
+       [](const StreamGauges& s) { return static_cast<double>(s.bytes); }},
+  };
+  for (const Series& x : series) {
+    o << "# HELP " << x.name << ' ' << x.help << "\n# TYPE " << x.name << ' ' << x.type << '\n';
+    for (const StreamGauges& s : g.per_stream)
+      o << x.name << "{stream=\"" << escape_label(s.name) << "\"} " << x.value(s) << '\n';
+  }
+}
+
 }  // namespace
 
 std::string render_prometheus(const ServerMetrics& m, const ServerGauges& g) {
@@ -68,12 +109,13 @@ std::string render_prometheus(const ServerMetrics& m, const ServerGauges& g) {
   gauge(o, "ncast_sessions", "Sessions open now.", static_cast<double>(g.sessions));
   counter(o, "ncast_sessions_created_total", "Sessions created.", static_cast<double>(m.sessions_created));
   o << "# HELP ncast_sessions_closed_total Sessions closed, by reason.\n# TYPE ncast_sessions_closed_total counter\n";
-  const char* reasons[kCloseReasons] = {"bye", "idle", "shutdown"};
+  const char* reasons[kCloseReasons] = {"bye", "idle", "shutdown", "handshake"};
   for (std::size_t i = 0; i < kCloseReasons; ++i)
     o << "ncast_sessions_closed_total{reason=\"" << reasons[i] << "\"} " << m.sessions_closed[i] << '\n';
   gauge(o, "ncast_streams", "Streams served.", static_cast<double>(g.streams));
   gauge(o, "ncast_stream_segments", "Segments held, all streams.", static_cast<double>(g.segments));
   gauge(o, "ncast_stream_bytes", "Octets of media held, all streams.", static_cast<double>(g.stream_bytes));
+  per_stream(o, g);
 
   counter(o, "ncast_received_packets_total", "Datagrams received.", static_cast<double>(m.rx_packets));
   counter(o, "ncast_received_bytes_total", "Octets received.", static_cast<double>(m.rx_bytes));

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "protocol/drop_reason.hpp"
 #include "protocol/packets.hpp"
@@ -13,8 +14,9 @@ namespace ncast::server {
 // Coded symbols a session sent per segment the peer decoded, over the segment's n_s: 1.0 is perfect.
 inline constexpr std::array<double, 8> kOverheadBuckets{1.0, 1.02, 1.05, 1.1, 1.25, 1.5, 2.0, 4.0};
 
-enum class CloseReason : std::uint8_t { bye, idle, shutdown };
-inline constexpr std::size_t kCloseReasons = 3;
+// handshake: the peer never acknowledged its MANIFEST within the handshake timeout.
+enum class CloseReason : std::uint8_t { bye, idle, shutdown, handshake };
+inline constexpr std::size_t kCloseReasons = 4;
 
 struct ServerMetrics {
   // Input.
@@ -38,6 +40,20 @@ struct ServerMetrics {
   ServerMetrics& operator+=(const ServerMetrics& other);
 };
 
+// What the sessions of one stream did (summed over the threads of a server).
+struct StreamTotals {
+  std::size_t sessions = 0;  // open now
+  std::uint64_t sent_packets = 0, sent_bytes = 0;
+  StreamTotals& operator+=(const StreamTotals& other);
+};
+
+// One stream as /metrics shows it, labelled by its name.
+struct StreamGauges {
+  std::string name;
+  std::uint64_t segments = 0, bytes = 0;  // held
+  StreamTotals totals;
+};
+
 // Everything else a render shows: gauges and counters owned by other parts.
 struct ServerGauges {
   std::size_t sessions = 0, streams = 0;
@@ -49,6 +65,7 @@ struct ServerGauges {
   std::string engine;
   double uptime_s = 0;
   double cpu_seconds = 0;  // the process's user + system time: what serving costs (ncast-bench serve)
+  std::vector<StreamGauges> per_stream;
 };
 
 std::string render_prometheus(const ServerMetrics& m, const ServerGauges& g);

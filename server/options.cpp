@@ -12,19 +12,12 @@
 
 #include "cli/command_line.hpp"
 #include "cli/rate.hpp"
+#include "net/resolve.hpp"
 
 namespace ncast::server {
 namespace po = boost::program_options;
 
 namespace {
-
-net::Address parse_address(const std::string& text, const char* what) {
-  const auto a = net::Address::parse(text);
-  if (a.family == 0)
-    throw std::invalid_argument(std::string("--") + what + ": '" + text +
-                                "' is not a numeric host:port (e.g. 127.0.0.1:7700, [::1]:7700)");
-  return a;
-}
 
 // What the command line says before it is checked and converted into ServerOptions.
 struct RawOptions {
@@ -32,7 +25,7 @@ struct RawOptions {
   std::vector<std::string> live;
   std::uint32_t server_id = 0;
   unsigned n = 128, max_datagram = 1200, window = 16, pacing_tick_us = 1, pacing_burst = 8;
-  double idle_timeout = 10;
+  double idle_timeout = 10, handshake_timeout = 3;
 };
 
 po::options_description stream_options(ServerOptions& o, RawOptions& r) {
@@ -74,7 +67,7 @@ po::options_description coding_options(ServerOptions& o, RawOptions& r) {
 po::options_description network_options(ServerOptions& o, RawOptions& r) {
   po::options_description d("Network");
   d.add_options()("listen", po::value(&r.listen)->default_value("127.0.0.1:7700"),
-                  "UDP address to serve on (port 0 picks one)")(
+                  "UDP HOST:PORT to serve on, HOST a name or address (port 0 picks one)")(
       "max-datagram", po::value(&r.max_datagram)->default_value(1200),
       "largest datagram sent (1200..65507); larger symbols need more")(
       "server-id", po::value(&r.server_id),
@@ -84,6 +77,10 @@ po::options_description network_options(ServerOptions& o, RawOptions& r) {
       "threads", po::value(&o.threads)->default_value(1),
       "server threads, each with its own socket on the port (SO_REUSEPORT) and its own sessions; 0: one per core")(
       "max-sessions", po::value(&o.config.max_sessions)->default_value(10000), "sessions at most")(
+      "max-sessions-per-source", po::value(&o.config.max_sessions_per_source)->default_value(16),
+      "sessions one IP address may hold (its /24 or /64 four times as many); 0: no limit (many local peers)")(
+      "handshake-timeout", po::value(&r.handshake_timeout)->default_value(3.0),
+      "seconds a session may wait for its peer's first ACK before it is freed")(
       "idle-timeout", po::value(&r.idle_timeout)->default_value(10.0),
       "seconds of silence after which a session is freed")(
       "token-lifetime", po::value(&o.config.token_lifetime_s)->default_value(30), "seconds a retry token stays valid")(
@@ -182,6 +179,8 @@ void check_coding(ServerOptions& o, const RawOptions& r) {
 void check_network(ServerOptions& o, const RawOptions& r, const po::variables_map& vm) {
   if (!(r.idle_timeout > 0 && r.idle_timeout <= 3600))
     throw std::invalid_argument("--idle-timeout must be in (0, 3600] seconds");
+  if (!(r.handshake_timeout > 0 && r.handshake_timeout <= 60))
+    throw std::invalid_argument("--handshake-timeout must be in (0, 60] seconds");
   if (o.config.max_sessions == 0) throw std::invalid_argument("--max-sessions must be at least 1");
   if (!(o.config.retry_rate > 0) || !(o.config.join_rate > 0))
     throw std::invalid_argument("--retry-rate and --join-rate must be positive");
@@ -189,9 +188,10 @@ void check_network(ServerOptions& o, const RawOptions& r, const po::variables_ma
   if (o.threads == 0) o.threads = std::max(1u, std::thread::hardware_concurrency());
   cli::in_range("threads", o.threads, 1u, 1024u);
   if (vm.count("server-id")) o.server_id = r.server_id;
-  o.config.listen = parse_address(r.listen, "listen");
+  o.config.listen = net::resolve(r.listen, "--listen");
   o.config.max_datagram = static_cast<std::uint16_t>(r.max_datagram);
   o.config.idle_timeout_ms = static_cast<std::uint32_t>(r.idle_timeout * 1000);
+  o.config.handshake_timeout_ms = static_cast<std::uint32_t>(r.handshake_timeout * 1000);
 }
 
 void check_delivery(ServerOptions& o, const RawOptions& r) {
@@ -213,10 +213,7 @@ void check_delivery(ServerOptions& o, const RawOptions& r) {
 
 void check_observe(ServerOptions& o, const RawOptions& r, const po::variables_map& vm) {
   if (o.stats_interval_s < 0) throw std::invalid_argument("--stats-interval must not be negative");
-  if (vm.count("metrics")) {
-    parse_address(r.metrics, "metrics");
-    o.metrics = r.metrics;
-  }
+  if (vm.count("metrics")) o.metrics = net::resolve(r.metrics, "--metrics");
 }
 
 }  // namespace

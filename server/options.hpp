@@ -36,7 +36,7 @@ struct ServerOptions {
   std::optional<std::uint32_t> server_id;
   std::string identity;  // PEM path; empty: a fresh key per run
   std::uint64_t bitrate = 0;
-  std::optional<std::string> metrics;
+  std::optional<net::Address> metrics;
   double stats_interval_s = 1.0;
   unsigned threads = 1;  // server threads on the port (SO_REUSEPORT), each with its own sessions
   ServerConfig config;

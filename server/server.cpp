@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "server/source_limits.hpp"
+
 namespace ncast::server {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -15,12 +17,6 @@ constexpr auto kHousekeeping = 100ms;
 
 }  // namespace
 
-std::size_t Server::JoinKeyHash::operator()(const JoinKey& k) const {
-  std::size_t h = net::AddressHash{}(k.address);
-  for (auto b : k.nonce) h = (h ^ b) * 1099511628211ull;
-  return h;
-}
-
 Server::Server(asio::io_context& io, const ServerConfig& config, const proto::Ed25519Identity& identity)
     : io_(io),
       config_(config),
@@ -31,6 +27,7 @@ Server::Server(asio::io_context& io, const ServerConfig& config, const proto::Ed
       started_(Clock::now()),
       admission_(config_, identity, socket_, metrics_, streams_, started_) {
   if (!config_.open_sessions) config_.open_sessions = std::make_shared<std::atomic<std::size_t>>(0);
+  if (!config_.sources) config_.sources = std::make_shared<SourceLimits>(config_.max_sessions_per_source);
   if (config_.pacing_tick <= std::chrono::microseconds::zero()) config_.pacing_tick = std::chrono::microseconds(1);
 }
 
@@ -43,6 +40,22 @@ void Server::stream_changed(SymbolSource& source) {
   for (std::uint32_t slot = 0; slot < slots_.size(); ++slot)
     if (slots_[slot].session && &slots_[slot].session->source() == &source) schedule(slot, now);
   arm_timer();
+}
+
+std::map<std::string, StreamTotals> Server::stream_totals() const {
+  std::map<std::string, StreamTotals> out;
+  for (const auto& [name, source] : streams_) {
+    StreamTotals& t = out[name];
+    if (const auto closed = closed_totals_.find(source); closed != closed_totals_.end()) t += closed->second;
+  }
+  for (const Entry& e : slots_) {
+    if (!e.session) continue;
+    StreamTotals& t = out[e.session->source().info().name];
+    ++t.sessions;
+    t.sent_packets += e.session->counters().packets_sent;
+    t.sent_bytes += e.session->counters().bytes_sent;
+  }
+  return out;
 }
 
 void Server::start() {
@@ -85,7 +98,7 @@ void Server::on_join(const proto::Prefix& prefix, std::span<std::uint8_t> d, con
   if (auto session = admission_.on_join(prefix, d, from, now, *this)) add_session(std::move(session), now);
 }
 
-const Session* Server::joined(const net::Address& from, const proto::Nonce& nonce) const {
+Session* Server::joined(const net::Address& from, const proto::Nonce& nonce) {
   const auto it = by_join_.find({from, nonce});
   return it == by_join_.end() ? nullptr : slots_[it->second].session.get();
 }
@@ -260,8 +273,12 @@ void Server::housekeeping(TimePoint now) {
   bool closed = false;
   for (std::uint32_t slot = 0; slot < slots_.size(); ++slot) {
     const Session* s = slots_[slot].session.get();
-    if (s && now - s->last_heard() > std::chrono::milliseconds(config_.idle_timeout_ms)) {
-      close(slot, CloseReason::idle, true);
+    if (!s) continue;
+    if (!s->confirmed() && now - s->last_heard() > std::chrono::milliseconds(config_.handshake_timeout_ms)) {
+      // No BYE: nothing says the address receives.
+      close(slot, CloseReason::handshake, false);
+    } else if (now - s->last_heard() > std::chrono::milliseconds(config_.idle_timeout_ms)) {
+      close(slot, CloseReason::idle, s->confirmed());
       closed = true;
     }
   }
@@ -287,7 +304,12 @@ void Server::close(std::uint32_t slot, CloseReason reason, bool say_bye) {
     }
   }
   ++metrics_.sessions_closed[static_cast<std::size_t>(reason)];
+  StreamTotals& sent = closed_totals_[&s.source()];
+  sent.sent_packets += s.counters().packets_sent;
+  sent.sent_bytes += s.counters().bytes_sent;
   by_join_.erase({s.peer(), s.nonce()});
+  admission_.retire({s.peer(), s.nonce()}, Clock::now());
+  config_.sources->remove(s.peer());
   by_id_.erase(s.id());
   e.session.reset();
   e.generation = ++generations_;  // its pending wake-ups are stale, whoever takes the slot next

@@ -48,20 +48,14 @@ class Server final : private SessionObserver, private OpenSessions {
   const ServerConfig& config() const { return config_; }
   const ServerMetrics& metrics() const { return metrics_; }
   std::size_t session_count() const { return by_id_.size(); }
+  // Per stream name: its sessions open now and what all its sessions sent, closed ones included.
+  std::map<std::string, StreamTotals> stream_totals() const;
   std::size_t stream_count() const { return streams_.size(); }
   const net::SocketCounters& socket_counters() const { return socket_.counters(); }
   std::chrono::steady_clock::time_point started() const { return started_; }
   const std::map<std::string, SymbolSource*>& streams() const { return streams_; }
 
  private:
-  struct JoinKey {
-    net::Address address;
-    proto::Nonce nonce;
-    bool operator==(const JoinKey&) const = default;
-  };
-  struct JoinKeyHash {
-    std::size_t operator()(const JoinKey& k) const;
-  };
   // Sessions live in slots; wake-ups name the slot, so the scheduler reaches a session without a hash
   // lookup. Generations are unique within the server: a wake-up is current only while its slot's
   // generation is its own (not after a later wake-up, nor after the slot was freed and reused).
@@ -80,7 +74,7 @@ class Server final : private SessionObserver, private OpenSessions {
   void segment_completed(std::size_t sent, std::size_t n_s) override { metrics_.segment_completed(sent, n_s); }
 
   // OpenSessions, for admission.
-  const Session* joined(const net::Address& from, const proto::Nonce& nonce) const override;
+  Session* joined(const net::Address& from, const proto::Nonce& nonce) override;
   bool id_in_use(std::uint64_t id) const override { return by_id_.count(id) != 0; }
   SessionObserver& observer() override { return *this; }
 
@@ -131,6 +125,7 @@ class Server final : private SessionObserver, private OpenSessions {
   TimePoint timer_at_ = TimePoint::max();
   bool writable_wait_ = false, stopping_ = false;
   ServerMetrics metrics_;
+  std::map<const SymbolSource*, StreamTotals> closed_totals_;  // what closed sessions sent, per stream
   std::chrono::steady_clock::time_point started_;
   Admission admission_;
 };

@@ -13,6 +13,8 @@
 
 namespace ncast::server {
 
+class SourceLimits;
+
 struct ServerConfig {
   net::Address listen = net::Address::parse("127.0.0.1:7700");
   std::uint16_t max_window = 16;
@@ -26,10 +28,15 @@ struct ServerConfig {
   std::uint16_t max_datagram = proto::kMinDatagram;
   std::uint16_t max_ack_delay_ms = 5;
   std::uint32_t idle_timeout_ms = 10000;
+  // A session whose peer has not acknowledged anything this long after its MANIFEST is freed: a peer
+  // that completed the handshake and went silent (or never existed) holds no place for long.
+  std::uint32_t handshake_timeout_ms = 3000;
   std::uint32_t token_lifetime_s = 30;
   double retry_rate = 20000;  // RETRY and REJECT per second, all addresses together
   double join_rate = 2000;    // sessions created per second
   std::size_t max_sessions = 10000;
+  // Sessions one address may hold at once (its /24 or /64 four times as many; SourceLimits); 0: no limit.
+  std::size_t max_sessions_per_source = 16;
   std::size_t socket_buffer = 4 << 20;
   // Wake-ups for pacing are rounded up to this grid, so that the sessions due within one tick are
   // served by one timer expiry and their packets leave in one sendmmsg (docs/streaming.md, "Pacing").
@@ -51,6 +58,7 @@ struct ServerConfig {
   bool reuse_port = false;
   std::optional<std::array<std::uint8_t, 32>> token_key;
   std::shared_ptr<std::atomic<std::size_t>> open_sessions;
+  std::shared_ptr<SourceLimits> sources;  // made from max_sessions_per_source when not given
 };
 inline constexpr std::uint16_t kMaxPacedAckDelayMs = 100;
 

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <future>
 
+#include "server/source_limits.hpp"
+
 namespace ncast::server {
 namespace asio = boost::asio;
 
@@ -37,6 +39,7 @@ void add(ServerPool::Totals& a, const ServerPool::Totals& b) {
   add(a.socket, b.socket);
   add(a.cache, b.cache);
   a.sessions += b.sessions;
+  for (const auto& [name, totals] : b.streams) a.streams[name] += totals;
 }
 
 }  // namespace
@@ -56,6 +59,7 @@ ServerPool::ServerPool(const ServerConfig& config, const proto::Ed25519Identity&
   proto::random_bytes(key);
   c.token_key = key;
   c.open_sessions = std::make_shared<std::atomic<std::size_t>>(0);
+  c.sources = std::make_shared<SourceLimits>(c.max_sessions_per_source);
   for (const MediaStream* s : streams_) {
     published_.push_back(s->segment_count());
     published_final_.push_back(s->final());
@@ -132,6 +136,7 @@ ServerPool::Totals ServerPool::count(Worker& w) {
   t.socket = w.server->socket_counters();
   t.cache = w.cache->stats();
   t.sessions = w.server->session_count();
+  t.streams = w.server->stream_totals();
   return t;
 }
 

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -31,6 +32,7 @@ class ServerPool {
     net::SocketCounters socket;
     CacheStats cache;
     std::size_t sessions = 0;
+    std::map<std::string, StreamTotals> streams;  // by stream name
   };
 
   // Binds every thread's socket now (throws as UdpSocket does); coder must be safe to call from

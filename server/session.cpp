@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace ncast::server {
 namespace {
@@ -12,6 +13,12 @@ constexpr microseconds kInitialRto{50'000};
 constexpr microseconds kMinRto{40'000};  // loopback RTTs are tiny, but a busy peer answers late
 constexpr microseconds kMaxRto{2'000'000};
 constexpr double kMaxLoss = 0.9;
+
+// Descriptors a SEGMENTS packet of at most `bytes` octets can carry.
+std::size_t descriptors_within(std::size_t bytes) {
+  constexpr std::size_t overhead = proto::kHeaderSize + proto::kTagSize + proto::kSegmentsHeaderSize;
+  return bytes < overhead + proto::kDescriptorSize ? 0 : proto::descriptors_per_packet(bytes);
+}
 
 }  // namespace
 
@@ -28,6 +35,8 @@ Session::Session(std::uint64_t id, const net::Address& peer, const proto::Nonce&
       seal_(keys.suite, keys.server_key, keys.server_iv, proto::Aead::Direction::seal),
       open_(keys.suite, keys.peer_key, keys.peer_iv, proto::Aead::Direction::open),
       peer_next_needed_(config.start_segment),
+      unconfirmed_sent_(manifest_.size()),
+      manifest_sent_at_(now),
       pacing_(rate(), bucket_size(), std::max(2.0 * config_.max_datagram, static_cast<double>(burst_bytes())), now),
       last_heard_(now) {}
 
@@ -93,6 +102,7 @@ void Session::on_ack(const proto::AckBody& ack, TimePoint now) {
     last_received_ = ack.received;
   }
 
+  if (ack.known > peer_known_) desc_backoff_ = 0;  // descriptors arrive: resends go back to the RTO
   peer_known_ = std::max(peer_known_, ack.known);
   // A peer never goes back; an old ACK overtaken by a newer one says nothing new.
   peer_next_needed_ = std::max(peer_next_needed_, ack.next_needed);
@@ -240,6 +250,7 @@ std::size_t Session::seal(std::span<std::uint8_t> out, proto::PacketType type, c
       proto::seal_packet(out.first(std::min<std::size_t>(out.size(), config_.max_datagram)), h, seal_, write_body);
   if (len == 0) return 0;
   ++next_number_;
+  if (!confirmed_) unconfirmed_sent_ += len;
   ++counters_.packets_sent;
   counters_.bytes_sent += len;
   return len;
@@ -250,33 +261,52 @@ std::size_t Session::segments_packet(std::span<std::uint8_t> out, TimePoint now)
   const std::uint8_t flags = static_cast<std::uint8_t>((source_.final() ? proto::stream_flags::final : 0) |
                                                        (source_.info().live ? proto::stream_flags::live : 0));
   // Descriptors up to a little beyond the window; further ones follow as the peer advances.
+  const std::size_t room = std::min<std::size_t>(config_.max_datagram, unconfirmed_budget());
   const std::size_t per_packet = proto::descriptors_per_packet(config_.max_datagram);
+  const std::size_t fit = descriptors_within(room);
   const std::uint64_t want = std::min<std::uint64_t>(
       count, std::uint64_t{std::max(peer_next_needed_, config_.start_segment)} + config_.window + per_packet);
   proto::SegmentsBody body;
   body.segment_count = count;
   body.stream_flags = flags;
   // Descriptors not acknowledged within a retransmission timeout were lost: send them again.
-  if (peer_known_ < desc_sent_ && now - desc_sent_at_ > rto(0)) desc_sent_ = peer_known_;
-  if (desc_sent_ < want) {
+  if (peer_known_ < desc_sent_ && now - desc_sent_at_ > rto(desc_backoff_) && fit > 0) {
+    desc_sent_ = peer_known_;
+    ++desc_backoff_;
+  }
+  if (desc_sent_ < want && fit > 0) {
     body.first = desc_sent_;
-    const std::uint32_t k = static_cast<std::uint32_t>(std::min<std::uint64_t>(per_packet, want - desc_sent_));
+    const std::uint32_t k = static_cast<std::uint32_t>(std::min<std::uint64_t>(fit, want - desc_sent_));
     for (std::uint32_t i = 0; i < k; ++i) body.descriptors.push_back(source_.descriptor(desc_sent_ + i));
     desc_sent_ += k;
     desc_sent_at_ = now;
     final_sent_at_ = now;
     final_sent_ = (flags & proto::stream_flags::final) && desc_sent_ == count;
   } else if (source_.final() && desc_sent_ == count && !peer_final_seen_ && confirmed_ &&
-             (!final_sent_ || now - final_sent_at_ > rto(0))) {
+             (!final_sent_ || now - final_sent_at_ > rto(desc_backoff_))) {
     // The stream ended after its last descriptor went out: say so until the peer has seen it.
     body.first = count;
+    if (final_sent_) ++desc_backoff_;
     final_sent_ = true;
     final_sent_at_ = now;
   } else {
     return 0;
   }
   ++counters_.segments_sent;
-  return seal(out, proto::PacketType::segments, [&](proto::Writer& w) { proto::write_body(w, body); });
+  return seal(out.first(std::min(out.size(), room)), proto::PacketType::segments,
+              [&](proto::Writer& w) { proto::write_body(w, body); });
+}
+
+std::size_t Session::unconfirmed_budget() const {
+  if (confirmed_) return std::numeric_limits<std::size_t>::max();
+  return 3 * received_ > unconfirmed_sent_ ? 3 * received_ - unconfirmed_sent_ : 0;
+}
+
+bool Session::resend_manifest(TimePoint now) {
+  if (confirmed_ || now - manifest_sent_at_ < rto(0) || manifest_.size() > unconfirmed_budget()) return false;
+  unconfirmed_sent_ += manifest_.size();
+  manifest_sent_at_ = now;
+  return true;
 }
 
 std::size_t Session::coded_packet(std::span<std::uint8_t> out, Flight& f, TimePoint now) {
@@ -373,9 +403,11 @@ TimePoint Session::pacing_ready(std::size_t bytes, TimePoint now) const {
 TimePoint Session::next_wake(TimePoint now) const {
   TimePoint wake = TimePoint::max();
   if (behind_window()) return wake;
-  if (peer_known_ < desc_sent_) wake = desc_sent_at_ + rto(0);
+  // Spent its budget before the first ACK: only the ACK (input) can wake it.
+  if (!confirmed_ && descriptors_within(unconfirmed_budget()) == 0) return wake;
+  if (peer_known_ < desc_sent_) wake = desc_sent_at_ + rto(desc_backoff_);
   if (!confirmed_ || peer_complete_) return wake;
-  if (source_.final() && !peer_final_seen_ && final_sent_) wake = std::min(wake, final_sent_at_ + rto(0));
+  if (source_.final() && !peer_final_seen_ && final_sent_) wake = std::min(wake, final_sent_at_ + rto(desc_backoff_));
   for (const Flight& f : flights_) {
     if (f.decoded) continue;
     if (f.waiting && f.starved_at && source_.rank(f.segment) > *f.starved_at && deficit(f) > 0) return now;

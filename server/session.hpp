@@ -76,6 +76,15 @@ class Session {
   std::size_t next_packet(std::span<std::uint8_t> out, TimePoint now);
   std::size_t bye(std::span<std::uint8_t> out, proto::ByeReason reason);
 
+  // Anti-amplification until the peer proves it receives (its first authentic packet): the session
+  // sends at most three times what the peer sent it, the MANIFEST included (docs/protocol.md section 3).
+  // The peer sent `bytes` for this session: its JOIN, or a retransmission of it.
+  void answered(std::size_t bytes) { received_ += bytes; }
+  // Whether a retransmitted JOIN (already counted by answered()) may have the MANIFEST again: not after
+  // the first ACK (the peer holds it), at most once per retransmission timeout, within the budget. If
+  // so, it is counted as sent.
+  bool resend_manifest(TimePoint now);
+
   // Pacing: a token bucket of octets at rate(), holding at least a burst of datagrams.
   double rate() const;
   std::size_t burst_bytes() const { return static_cast<std::size_t>(config_.burst) * config_.max_datagram; }
@@ -125,6 +134,8 @@ class Session {
   double bucket_size() const;
   std::size_t seal(std::span<std::uint8_t> out, proto::PacketType type, const auto& write_body);
   std::size_t segments_packet(std::span<std::uint8_t> out, TimePoint now);
+  // Octets the session may still send before the peer's first ACK; max() once it came.
+  std::size_t unconfirmed_budget() const;
   std::size_t coded_packet(std::span<std::uint8_t> out, Flight& f, TimePoint now);
 
   std::uint64_t id_;
@@ -150,8 +161,14 @@ class Session {
   std::chrono::microseconds srtt_{0}, rttvar_{0};
   bool have_rtt_ = false;
 
-  // Descriptors sent: all of 0..desc_sent_ (some may be lost: resent from the peer's `known`).
+  // Before the first ACK: octets received from the peer, and sent to it (the MANIFEST's resends too).
+  std::size_t received_ = 0, unconfirmed_sent_ = 0;
+  TimePoint manifest_sent_at_;
+
+  // Descriptors sent: all of 0..desc_sent_ (some may be lost: resent from the peer's `known`). Resends
+  // without progress back off exponentially: a peer that stopped acknowledging gets less and less.
   std::uint32_t desc_sent_ = 0;
+  int desc_backoff_ = 0;
   TimePoint desc_sent_at_{}, final_sent_at_{};
   bool final_sent_ = false;
 

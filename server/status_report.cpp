@@ -28,6 +28,9 @@ ServerGauges StatusReport::gauges() {
   for (const auto& s : streams_.streams()) {
     g.stream_bytes += s->bytes();
     g.segments += s->segment_count();
+    const auto sent = totals_.streams.find(s->info().name);
+    g.per_stream.push_back({s->info().name, s->segment_count(), s->bytes(),
+                            sent == totals_.streams.end() ? StreamTotals{} : sent->second});
   }
   const auto& c = totals_.cache;
   g.engine_symbols = c.symbols_coded;
@@ -48,6 +51,18 @@ ServerGauges StatusReport::gauges() {
   g.uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   g.cpu_seconds = cpu_seconds();
   return g;
+}
+
+MetricsHttp::Health StatusReport::health() {
+  const ServerGauges g = gauges();
+  // A server all of whose streams are still empty (live sources before their first segment) has
+  // nothing to give a peer yet.
+  const bool serving = g.segments > 0;
+  nlohmann::json j{{"status", serving ? "ok" : "no segment yet"},
+                   {"streams", g.streams},
+                   {"sessions", g.sessions},
+                   {"segments", g.segments}};
+  return {serving, j.dump()};
 }
 
 std::string StatusReport::stats_line(const char* event) {

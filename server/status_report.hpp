@@ -8,6 +8,7 @@
 #include "protocol/crypto.hpp"
 #include "server/chunk_coder.hpp"
 #include "server/metrics.hpp"
+#include "server/metrics_http.hpp"
 #include "server/options.hpp"
 #include "server/server_pool.hpp"
 #include "server/stream_catalog.hpp"
@@ -22,6 +23,8 @@ class StatusReport {
   // Also refreshes totals(): the threads' counters as of now.
   ServerGauges gauges();
   const ServerPool::Totals& totals() const { return totals_; }
+  // For /healthz: serving once a stream has a segment; a one-line JSON of streams and sessions.
+  MetricsHttp::Health health();
   // One JSON line; event names it ("stats", "stopped").
   std::string stats_line(const char* event);
   // metrics: the /metrics address, if served.

@@ -47,7 +47,7 @@ trap cleanup EXIT
 # A stream each peer takes about 12 s to fetch at its pace: 1.5 MB at 1 Mbit/s.
 head -c 1500000 /dev/urandom >"$work/media"
 "$server_bin" --file "$work/media" --listen 127.0.0.1:0 --metrics 127.0.0.1:0 --bitrate 1M --coded-cache-mb 16 \
-  --idle-timeout 3 --stats-interval 0 >"$work/server.log" 2>"$work/server.err" &
+  --idle-timeout 3 --max-sessions-per-source 0 --stats-interval 0 >"$work/server.log" 2>"$work/server.err" &
 server_pid=$!
 for _ in $(seq 1 200); do grep -q '"event":"listening"' "$work/server.log" 2>/dev/null && break; sleep 0.05; done
 grep -q '"event":"listening"' "$work/server.log" || { cat "$work/server.err" >&2; exit 1; }

@@ -97,7 +97,7 @@ run() {
     for ((i = 0; i < nservers; ++i)); do
       taskset -c "$((i * sthreads))-$((i * sthreads + sthreads - 1))" "$carry/ncast-server" --file "$work/media" \
         --listen 127.0.0.1:0 --metrics 127.0.0.1:0 --bitrate 768k --threads "$sthreads" --max-rate 1000G \
-        --max-sessions $((peers / nservers + 1000)) --stats-interval 0 >"$work/server-$tag-$i.log" 2>"$work/server-$tag-$i.err" &
+        --max-sessions $((peers / nservers + 1000)) --max-sessions-per-source 0 --stats-interval 0 >"$work/server-$tag-$i.log" 2>"$work/server-$tag-$i.err" &
       pids+=($!)
     done
     for ((i = 0; i < nservers; ++i)); do

@@ -1,9 +1,16 @@
 // ncast-swarm: many simulated ncast peers in one process, with emulated loss, delay, jitter and churn.
+#include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
+#include <utility>
+#include <vector>
 
+#include "cli/interrupt.hpp"
+#include "cli/subcommands.hpp"
 #include "peer/swarm/swarm_options.hpp"
 
 namespace {
@@ -34,10 +41,26 @@ std::string number(const Json& v, int precision = 3) {
   return b;
 }
 
+// The failed peers' reasons, the commonest first.
+void failures(const Json& r) {
+  std::vector<std::pair<std::size_t, std::string>> reasons;
+  for (const auto& [why, count] : r["failures"].items()) reasons.emplace_back(count.get<std::size_t>(), why);
+  std::sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  const char* label = "failed because";
+  for (const auto& [count, why] : reasons) {
+    std::printf("%-28s %zu × %s\n", label, count, why.c_str());
+    label = "";
+  }
+}
+
 void table(const Json& r) {
+  if (r["partial"].get<bool>())
+    std::printf("%-28s %s: the peers still running then failed\n", "PARTIAL RUN",
+                r["partial_reason"].get<std::string>().c_str());
   std::printf("%-28s %s\n", "peers (realtime)", (number(r["peers"]) + " (" + number(r["realtime"]) + ")").c_str());
   std::printf("%-28s %s complete, %s failed, %s left\n", "outcome", number(r["complete"]).c_str(),
               number(r["failed"]).c_str(), number(r["left"]).c_str());
+  failures(r);
   std::printf("%-28s %s (%s)\n", "loss model (scope)", r["loss_model"].get<std::string>().c_str(),
               r["loss_scope"].get<std::string>().c_str());
   std::printf("%-28s %s verified, %s late (%.3f %% of realtime), %s s stalled\n", "segments",
@@ -88,6 +111,12 @@ int main(int argc, char** argv) {
     std::cout << parsed.text;
     return 0;
   }
+  // Ctrl-C or SIGTERM ends the run early with a report, marked partial.
+  ncast::cli::catch_interrupts();
+  parsed.options.stop_reason = [] {
+    const int sig = ncast::cli::interrupt_signal();
+    return sig == 0 ? std::string() : std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM");
+  };
   std::uint64_t last_bytes = 0;
   double last_s = 0;
   if (parsed.progress)
@@ -101,10 +130,12 @@ int main(int argc, char** argv) {
       std::ofstream out(parsed.report_path);
       out << report.dump() << "\n";
       if (!out) {
-        std::cerr << "ncast-swarm: cannot write the report to " << parsed.report_path << "\n";
+        std::cerr << "ncast-swarm: cannot write the report to " << parsed.report_path << ": " << std::strerror(errno)
+                  << "\n";
         return 1;
       }
     }
+    if (report["partial"].get<bool>()) return ncast::cli::kExitInterrupted;
     return report["ok"].get<bool>() ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "ncast-swarm: " << e.what() << "\n";

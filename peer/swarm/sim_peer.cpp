@@ -76,7 +76,7 @@ SimPeer::SimPeer(asio::io_context& io, std::uint32_t id, SimPeerOptions options,
   sockaddr_storage ss{};
   const socklen_t len = bind.to_sockaddr(ss);
   if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0)
-    throw std::system_error(errno, std::generic_category(), "simulated peer: cannot bind a UDP socket");
+    throw std::system_error(errno, std::generic_category(), "simulated peer: cannot bind UDP " + bind.to_string());
   socket_.non_blocking(true);
 
   for (std::size_t i = 0; i < links_.size(); ++i)

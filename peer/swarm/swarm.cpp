@@ -226,10 +226,14 @@ class Conductor {
         next_churn_(o.churn_rate > 0 ? start_ + after(churn_gap_(rng_)) : TimePoint::max()),
         next_progress_(start_) {}
 
-  // Runs until every request was carried out and no peer runs (churn has no one left to replace), or
-  // the timeout; returns why the peers still running then have failed.
+  // Runs until every request was carried out and no peer runs (churn has no one left to replace), the
+  // timeout, or a stop reason; returns why the peers still running then have failed.
   std::string run() {
     for (;;) {
+      if (o_.stop_reason) {
+        stopped_early_ = o_.stop_reason();
+        if (!stopped_early_.empty()) return stopped_early_;
+      }
       const auto now = Clock::now();
       ramp(now);
       churn(now);
@@ -240,6 +244,8 @@ class Conductor {
   }
 
   double elapsed_s() const { return seconds(Clock::now() - start_); }
+  // The stop reason that ended the run early; empty when it ran its course.
+  const std::string& stopped_early() const { return stopped_early_; }
 
  private:
   // Peer i joins at ramp·i/peers.
@@ -281,6 +287,7 @@ class Conductor {
   TimePoint start_, deadline_, churn_end_, next_churn_, next_progress_;
   std::uint32_t next_id_ = 0;
   std::size_t joined_ = 0;
+  std::string stopped_early_;
 };
 
 std::vector<ServerCost> scrape_before(const SwarmOptions& o) {
@@ -310,6 +317,7 @@ nlohmann::json run_swarm(const SwarmOptions& o) {
   const double cpu_start = process_cpu_seconds();
   const std::string why = conductor.run();
   run.wall_s = conductor.elapsed_s();
+  run.partial = conductor.stopped_early();
   run.peers = pool.finish(why);
   run.cpu_s = process_cpu_seconds() - cpu_start;
   scrape_after(o, run.costs);

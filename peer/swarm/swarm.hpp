@@ -59,10 +59,14 @@ struct SwarmOptions {
   bool per_peer = true;  // include every peer's report
   double progress_interval_s = 1.0;
   std::function<void(const SwarmProgress&)> on_progress;
+  // Polled as the run goes (ncast-swarm: SIGINT or SIGTERM): a reason ends the run early, the peers
+  // still running fail with it, and the report is marked partial.
+  std::function<std::string()> stop_reason;
 };
 
-// Runs the swarm to its end. The result is the aggregate report ("event":"swarm"); "ok" is true when
-// every peer that did not leave completed with every segment verified. Throws std::invalid_argument
+// Runs the swarm to its end, or until stop_reason gives one. The result is the aggregate report
+// ("event":"swarm"); "ok" is true when the run was not ended early and every peer that did not leave
+// completed with every segment verified. Throws std::invalid_argument
 // for unusable options.
 nlohmann::json run_swarm(const SwarmOptions& options);
 

@@ -11,18 +11,12 @@
 #include <thread>
 #include <vector>
 
+#include "net/resolve.hpp"
+
 namespace ncast::swarm {
 namespace po = boost::program_options;
 
 namespace {
-
-net::Address address(const std::string& text, const char* what) {
-  const auto a = net::Address::parse(text);
-  if (a.family == 0)
-    throw std::invalid_argument(std::string("--") + what + " '" + text +
-                                "' is not a numeric HOST:PORT (e.g. 127.0.0.1:7700)");
-  return a;
-}
 
 std::chrono::microseconds from_ms(double ms) { return std::chrono::microseconds(static_cast<long long>(ms * 1000)); }
 
@@ -115,11 +109,11 @@ void declare_output(po::options_description& d, ParsedSwarmOptions& out, RawOpti
 void check_servers(SwarmOptions& o, const RawOptions& r) {
   if (r.servers.empty()) throw std::invalid_argument("give at least one --server HOST:PORT");
   for (const auto& s : r.servers) {
-    o.servers.push_back(address(s, "server"));
+    o.servers.push_back(net::resolve(s, "--server"));
     if (o.servers.back().family != o.servers.front().family)
       throw std::invalid_argument("all servers must be IPv4 or all IPv6");
   }
-  for (const auto& m : r.metrics) o.metrics.push_back(address(m, "metrics"));
+  for (const auto& m : r.metrics) o.metrics.push_back(net::resolve(m, "--metrics"));
   if (r.server_mode == "spread") o.spread = true;
   else if (r.server_mode != "all") throw std::invalid_argument("--server-mode must be all or spread");
   if (o.stream.empty() || o.stream.size() > 255) throw std::invalid_argument("give --stream NAME (1..255 octets)");

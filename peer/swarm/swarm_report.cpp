@@ -40,6 +40,7 @@ struct PeerTotals {
   std::uint64_t complete_received = 0, complete_needed = 0;  // over the peers that completed
   std::vector<double> completion, first;                     // the times, where there is one
   std::vector<double> arrived_ratio, received_ratio;         // per source symbol, over the peers that completed
+  std::map<std::string, std::size_t> failures;               // failed peers by their failure
 
   void add(const nlohmann::json& p) {
     const std::string status = p["status"];
@@ -49,6 +50,7 @@ struct PeerTotals {
     complete += status == "complete";
     failed += status == "failed";
     left += status == "left";
+    if (status == "failed") ++failures[p.value("failure", "(no reason given)")];
     add_counts(p);
     if (realtime_peer && status != "left") {
       realtime_segments += p["segments"].get<std::uint64_t>();
@@ -107,6 +109,7 @@ void report_totals(nlohmann::json& j, const PeerTotals& t, double wall_s) {
   j["complete"] = t.complete;
   j["failed"] = t.failed;
   j["left"] = t.left;
+  j["failures"] = t.failures;
   j["ok"] = t.failed == 0 && t.complete + t.left == t.peers && t.complete > 0 && t.hash_failures == 0;
   j["segments"] = t.segments;
   j["late_segments"] = t.late;
@@ -196,6 +199,11 @@ nlohmann::json swarm_report(const SwarmOptions& o, RunRecord&& run, nlohmann::js
   j["decoder"] = std::move(decoder);
   j["swarm_cpu_s"] = run.cpu_s;
   report_totals(j, totals, run.wall_s);
+  j["partial"] = !run.partial.empty();
+  if (!run.partial.empty()) {
+    j["partial_reason"] = run.partial;
+    j["ok"] = false;
+  }
   report_symbols_per_needed(j, totals, o.loss.mean_loss());
   report_server_costs(j, o, run.costs, run.wall_s, totals.peers - totals.left);
   if (o.per_peer) j["per_peer"] = std::move(run.peers);

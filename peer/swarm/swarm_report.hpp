@@ -24,6 +24,7 @@ struct RunRecord {
   double wall_s = 0;
   double cpu_s = 0;               // this process: the peers, their decoding, the batcher
   std::vector<ServerCost> costs;  // one per options.metrics
+  std::string partial;            // why the run was ended early; empty when it ran its course
 };
 
 // decoder: how the swarm decoded. The report takes the peers' reports over (it may hold them).

@@ -152,9 +152,14 @@ inline std::vector<std::uint8_t> read_bytes(const std::filesystem::path& p) {
   return {s.begin(), s.end()};
 }
 
-// One GET /metrics: the body of a complete 200 response (as long as its Content-Length says), or
-// nothing (refused, cut short, or no answer within 2 s).
-inline std::optional<std::string> metrics_body(std::uint16_t port) {
+struct HttpAnswer {
+  int status = 0;
+  std::string body;
+};
+
+// One GET of path: the status and body of a complete response (as long as its Content-Length says),
+// or nothing (refused, cut short, or no answer within 2 s).
+inline std::optional<HttpAnswer> http_get(std::uint16_t port, const std::string& path) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -166,18 +171,25 @@ inline std::optional<std::string> metrics_body(std::uint16_t port) {
     ::close(fd);
     return std::nullopt;
   }
-  const std::string req = "GET /metrics HTTP/1.0\r\n\r\n";
+  const std::string req = "GET " + path + " HTTP/1.0\r\n\r\n";
   (void)!::write(fd, req.data(), req.size());
   std::string resp;
   char buf[4096];
   for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) resp.append(buf, static_cast<std::size_t>(n));
   ::close(fd);
   const auto end = resp.find("\r\n\r\n"), length = resp.find("Content-Length: ");
-  if (resp.rfind("HTTP/1.0 200", 0) != 0 || end == std::string::npos || length == std::string::npos || length > end)
+  if (resp.rfind("HTTP/1.0 ", 0) != 0 || end == std::string::npos || length == std::string::npos || length > end)
     return std::nullopt;
-  std::string body = resp.substr(end + 4);
-  if (body.size() != std::stoul(resp.substr(length + 16))) return std::nullopt;
-  return body;
+  HttpAnswer answer{std::stoi(resp.substr(9, 3)), resp.substr(end + 4)};
+  if (answer.body.size() != std::stoul(resp.substr(length + 16))) return std::nullopt;
+  return answer;
+}
+
+// One GET /metrics: the body of a complete 200 response, or nothing.
+inline std::optional<std::string> metrics_body(std::uint16_t port) {
+  auto answer = http_get(port, "/metrics");
+  if (!answer || answer->status != 200) return std::nullopt;
+  return std::move(answer->body);
 }
 
 // GET /metrics from 127.0.0.1:port: series name (with labels) → value. A busy server may answer late
@@ -224,19 +236,23 @@ inline std::uint16_t free_udp_port() {
   return ntohs(a.sin_port);
 }
 
-// A plain UDP socket on 127.0.0.1 for tests that speak the protocol themselves.
+// A plain UDP socket for tests that speak the protocol themselves, on 127.0.0.1 or another loopback
+// address (127.0.0.0/8 is all loopback: other addresses stand for other hosts).
 class TestSocket {
  public:
-  TestSocket() {
+  explicit TestSocket(const char* ip = "127.0.0.1") {
     fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::inet_pton(AF_INET, ip, &a.sin_addr);
     ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
     int size = 4 << 20;
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
   }
   ~TestSocket() { ::close(fd_); }
+  TestSocket(const TestSocket&) = delete;
+  TestSocket& operator=(const TestSocket&) = delete;
+  int fd() const { return fd_; }
   void send(std::uint16_t port, const std::vector<std::uint8_t>& d) {
     sockaddr_in a{};
     a.sin_family = AF_INET;

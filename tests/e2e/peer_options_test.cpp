@@ -1,7 +1,9 @@
-// ncast-peer's decoder choice and relay memory as real processes: --decoder gpu without a usable
-// CUDA device (none built, or none visible) fails at once with a clear message; auto then decodes on
-// the CPU; a relay over a long stream keeps no more decoded segments than --relay-memory-mb allows
-// and still feeds its downstream peer.
+// ncast-peer's options as real processes: host names in addresses (a server listening on
+// localhost:0, fetched from with -s localhost:PORT; a name that does not resolve is named);
+// --server-key (the server's key fetches; another key fails within a second, naming both); --decoder
+// gpu without a usable CUDA device (none built, or none visible) fails at once with a clear message;
+// auto then decodes on the CPU; a relay over a long stream keeps no more decoded segments than
+// --relay-memory-mb allows and still feeds its downstream peer.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -12,6 +14,47 @@ namespace ncast::e2e {
 namespace {
 
 std::string addr(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
+
+TEST(PeerAddresses, HostNamesResolve) {
+  TempDir dir;
+  const auto media = random_bytes(100'000, 30);
+  write_file(dir / "m", media);
+  auto server = start_server(dir, "server", {"--file", (dir / "m").string(), "--stats-interval", "0"}, "localhost:0");
+  const std::string local = "localhost:" + std::to_string(server.port);
+  auto peer = start_peer(dir, "peer", {"-s", local, "--stream", "m", "-o", (dir / "m.out").string()});
+  const auto r = finish(*peer);
+  EXPECT_EQ(r.code, 0) << r.report.dump();
+  EXPECT_EQ(read_bytes(dir / "m.out"), media);
+
+  auto unknown = start_peer(dir, "unknown", {"-s", "nosuch.invalid:7700", "--stream", "m"});
+  EXPECT_EQ(unknown->wait(10s), 2);
+  EXPECT_NE(unknown->err().find("--server 'nosuch.invalid:7700': cannot resolve 'nosuch.invalid'"), std::string::npos)
+      << unknown->err();
+}
+
+TEST(PeerServerKey, AnotherKeyFailsAtOnceNamingBoth) {
+  TempDir dir;
+  const auto media = random_bytes(100'000, 33);
+  write_file(dir / "m", media);
+  auto server = start_server(dir, "server", {"--file", (dir / "m").string(), "--stats-interval", "0"});
+  const std::string identity = server.listening["identity"];
+  auto pinned =
+      start_peer(dir, "pinned",
+                 {"-s", addr(server.port), "--stream", "m", "-o", (dir / "m.out").string(), "--server-key", identity});
+  const auto ok = finish(*pinned);
+  EXPECT_EQ(ok.code, 0) << ok.report.dump();
+  EXPECT_EQ(read_bytes(dir / "m.out"), media);
+
+  const std::string other(64, 'a');
+  const auto started = std::chrono::steady_clock::now();
+  auto wrong = start_peer(dir, "wrong", {"-s", addr(server.port), "--stream", "m", "--server-key", other});
+  const auto r = finish(*wrong);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 1s) << "the mismatch is not waited out";
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.report["failure"].get<std::string>(),
+            addr(server.port) + ": server identity mismatch: expected " + other + ", got " + identity)
+      << r.report.dump();
+}
 
 TEST(PeerDecoder, GpuWithoutADeviceFailsClearlyAndAutoUsesTheCpu) {
   TempDir dir;

@@ -1,7 +1,7 @@
 // ncast-swarm as a real process against a real ncast-server on loopback: a small swarm under each
-// loss model, with delay and jitter, and with churn. Its JSON report is checked against counts made
-// independently: the segment table computed here from the file's size, the server's own /metrics,
-// and the sums of the per-peer reports.
+// loss model, with delay and jitter, with churn, and interrupted. Its JSON report is checked against
+// counts made independently: the segment table computed here from the file's size, the server's own
+// /metrics, and the sums of the per-peer reports.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,9 +25,10 @@ class SwarmTest : public ::testing::Test {
  protected:
   void SetUp() override {
     write_file(dir_ / "media", random_bytes(kMediaBytes, 77));
-    server_ = start_server(dir_, "server",
-                           {"--file", (dir_ / "media").string(), "--bitrate", "4M", "--symbols", std::to_string(kN),
-                            "--symbol-size", std::to_string(kL), "--stats-interval", "0", "--idle-timeout", "3"});
+    server_ = start_server(
+        dir_, "server",
+        {"--file", (dir_ / "media").string(), "--bitrate", "4M", "--symbols", std::to_string(kN), "--symbol-size",
+         std::to_string(kL), "--stats-interval", "0", "--idle-timeout", "3", "--max-sessions-per-source", "0"});
   }
 
   Swarm run(const std::string& tag, std::vector<std::string> args) {
@@ -196,6 +197,39 @@ TEST_F(SwarmTest, BadUsageIsRefused) {
     Process p(argv, dir_ / "bad.stdout", dir_ / "bad.stderr");
     EXPECT_EQ(p.wait(10s), 2) << args[0];
     EXPECT_NE(p.err().find("ncast-swarm:"), std::string::npos);
+  }
+}
+
+// Ctrl-C or SIGTERM mid-run: the report is still written, marked partial with the reason, the peers
+// then running counted as failed for it, and the exit status is 130. Peers join over 10 s, each
+// taking over a second (300 ms each way), so that the run is caught with peers running and more to come.
+TEST_F(SwarmTest, AnInterruptedRunReportsPartially) {
+  for (const int sig : {SIGINT, SIGTERM}) {
+    const std::string tag = sig == SIGINT ? "sigint" : "sigterm";
+    const std::string server = "127.0.0.1:" + std::to_string(server_.port), report = (dir_ / (tag + ".json")).string();
+    std::vector<std::string> argv{NCAST_SWARM_BIN, "-s", server, "--stream", "media", "--report", report};
+    for (const char* a : {"-n", "20", "--ramp", "10", "--delay", "300"}) argv.emplace_back(a);
+    if (sig == SIGINT) argv.emplace_back("--json");
+    Process p(argv, dir_ / (tag + ".stdout"), dir_ / (tag + ".stderr"));
+    std::this_thread::sleep_for(2s);
+    p.signal(sig);
+    EXPECT_EQ(p.wait(20s), 130) << tag << ": " << p.err();
+    const Json r = Json::parse(read_file(report), nullptr, false);
+    ASSERT_FALSE(r.is_discarded()) << tag << ": no report file";
+    const std::string why = "interrupted by " + std::string(sig == SIGINT ? "SIGINT" : "SIGTERM");
+    EXPECT_TRUE(r["partial"].get<bool>()) << r.dump();
+    EXPECT_EQ(r["partial_reason"], why);
+    EXPECT_FALSE(r["ok"].get<bool>());
+    EXPECT_LT(r["peers"].get<int>(), 20) << "the run was cut short";
+    ASSERT_GT(r["failed"].get<int>(), 0) << r.dump();
+    EXPECT_EQ(r["failures"][why], r["failed"]) << r["failures"].dump();
+    if (sig == SIGINT) {
+      EXPECT_EQ(Json::parse(p.out(), nullptr, false), r);
+    } else {
+      EXPECT_NE(p.out().find("PARTIAL RUN                  " + why), std::string::npos) << p.out();
+      EXPECT_NE(p.out().find("failed because               " + r["failed"].dump() + " × " + why), std::string::npos)
+          << p.out();
+    }
   }
 }
 

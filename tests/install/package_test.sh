@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The Debian packages as a user meets them, on this machine (it needs root: CI runs so): installed with
-# apt-get, which pulls their declared dependencies; docs/examples/rs_example.c and .cpp built outside the tree
-# through pkg-config and through find_package(ncast) and run on the installed .so; the ISA-L interop
-# check against the installed library; the library's exports and its independence of CUDA; the man
-# pages; ncast-server started from its systemd unit with the example configuration (by systemd when it
-# runs, else the unit's own command line) and a file fetched from it byte-exact by ncast-peer; then
-# apt-get purge, after which nothing the packages installed is left.
+# apt-get, which pulls their declared dependencies, each with its Apache-2.0 copyright file;
+# docs/examples/rs_example.c and .cpp built outside the tree through pkg-config and through
+# find_package(ncast) and run on the installed .so; the ISA-L interop check against the installed
+# library; the library's exports and its independence of CUDA; the man pages; ncast-server started
+# from its systemd unit with the example configuration (by systemd when it runs, else the unit's own
+# command line) and a file fetched from it byte-exact by ncast-peer; then apt-get purge, after which
+# nothing the packages installed is left.
 #   package_test.sh DIR_OF_DEBS SOURCE_DIR
 set -euo pipefail
 debs=$(cd "$1" && pwd)
@@ -52,6 +53,9 @@ quiet() { # runs a command, showing its output only when it fails
 export DEBIAN_FRONTEND=noninteractive
 quiet apt-get install -y -q "$debs"/libncast-rs0_*.deb "$debs"/libncast-rs-dev_*.deb "$debs"/ncast-tools_*.deb
 for p in "${packages[@]}"; do dpkg -L "$p"; done | sort -u >"$tmp/installed"
+for p in "${packages[@]}"; do
+  grep -qx 'License: Apache-2.0' "/usr/share/doc/$p/copyright" 2>/dev/null || fail "$p has no Apache-2.0 copyright file"
+done
 
 # The library: found through its SONAME by the loader, exporting only the C API, needing no CUDA.
 so=$(ldconfig -p | awk '/libncast_rs\.so\.0 / && !found++ { print $NF }')

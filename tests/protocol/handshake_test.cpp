@@ -93,6 +93,14 @@ TEST(Handshake, BothSidesAgreeAndTrafficFlowsBothWays) {
   }
 }
 
+TEST(Handshake, ThePeersJoinIsFullSizeSoItsSessionMayAnswerWithDescriptors) {
+  // A server sends at most 3x what a session received before its first ACK: a full-size JOIN
+  // leaves room for the MANIFEST and the segment descriptors in that budget.
+  Handshake hs;
+  EXPECT_EQ(hs.join_datagram.size(), kMaxClearSize);
+  EXPECT_GT(3 * hs.join_datagram.size(), hs.accept->manifest.size() + kMinDatagram);
+}
+
 TEST(Handshake, UnpinnedPeerAcceptsAnyIdentityPinnedPeerOnlyItsOwn) {
   Handshake hs;
   auto m1 = hs.accept->manifest;

@@ -141,6 +141,8 @@ TEST(Packets, JoinLayoutRoundTripAndRanges) {
   auto padded = d;
   padded.resize(1200, 0);
   EXPECT_TRUE(decode_join(padded));
+  EXPECT_EQ(encode(j, kMaxClearSize), padded);
+  EXPECT_EQ(encode(j, 5 * kMaxClearSize), padded) << "never past the clear packets' limit";
   padded.back() = 1;
   EXPECT_EQ(decode_join(padded).error(), DropReason::malformed);
   padded.back() = 0;

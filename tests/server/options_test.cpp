@@ -37,6 +37,11 @@ TEST(ServerOptions, DefaultsAndValues) {
   EXPECT_EQ(o.config.pacing_tick, std::chrono::microseconds(1000));
   EXPECT_DOUBLE_EQ(o.config.headroom, 0.08);
   EXPECT_EQ(o.config.pacing_burst, 8);
+  EXPECT_EQ(o.config.max_sessions_per_source, 16u);
+  EXPECT_EQ(o.config.handshake_timeout_ms, 3000u);
+  const auto f = parse({"--file", "a", "--max-sessions-per-source", "0", "--handshake-timeout", "0.5"});
+  EXPECT_EQ(f.options.config.max_sessions_per_source, 0u);
+  EXPECT_EQ(f.options.config.handshake_timeout_ms, 500u);
   const auto t =
       parse({"--file", "a", "--threads", "3", "--pacing-tick-us", "250", "--headroom", "0.2", "--pacing-burst", "1"});
   EXPECT_EQ(t.options.threads, 3u);
@@ -54,7 +59,8 @@ TEST(ServerOptions, BadValuesAreRefusedWithAMessage) {
            {"--file", "a", "--symbol-size", "1200"},  // does not fit 1200-octet datagrams
            {"--file", "a", "--max-datagram", "100"},
            {"--file", "a", "--backend", "gpu"},
-           {"--file", "a", "--listen", "localhost:80"},
+           {"--file", "a", "--listen", "nosuch.invalid:80"},  // does not resolve
+           {"--file", "a", "--listen", "localhost"},          // no port
            {"--file", "a", "--live", "noequals"},
            {"--file", "a", "--bitrate", "fast"},
            {"--file", "a", "--density", "0"},
@@ -65,6 +71,8 @@ TEST(ServerOptions, BadValuesAreRefusedWithAMessage) {
            {"--file", "a", "--pacing-burst", "33"},
            {"--file", "a", "--headroom", "-0.1"},
            {"--file", "a", "--headroom", "1.5"},
+           {"--file", "a", "--handshake-timeout", "0"},
+           {"--file", "a", "--handshake-timeout", "61"},
            {"--file", "a", "--no-such-option"},
        })
     EXPECT_THROW(parse(args), std::invalid_argument) << (args.empty() ? "(none)" : args.back());

@@ -218,6 +218,7 @@ TEST(Session, LossyChannelDeliversEverythingWithLittleOverhead) {
 TEST(Session, NoCodedDataBeforeKeyConfirmation) {
   Fixture f(3);
   Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});
+  s.answered(1200);  // a JOIN padded to the full size: room for the descriptors
   std::vector<std::uint8_t> buf(1200);
   std::size_t packets = 0;
   for (std::size_t len; (len = s.next_packet(buf, TimePoint{})) != 0; ++packets) {
@@ -226,6 +227,66 @@ TEST(Session, NoCodedDataBeforeKeyConfirmation) {
   }
   EXPECT_EQ(packets, 1u);  // the descriptors only
   EXPECT_FALSE(s.confirmed());
+}
+
+// A peer that joined and went silent: over 10 s the session sends at most three times what the peer
+// sent it (the MANIFEST included), whatever the JOIN's size, and asks to be woken only while it may.
+TEST(Session, BeforeTheFirstAckItSendsAtMostThreeTimesWhatItReceived) {
+  for (const std::size_t join : {93u, 300u, 1200u}) {
+    Fixture f(40);
+    const std::vector<std::uint8_t> manifest(250, 1);
+    Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, manifest, f.observer,
+              TimePoint{});
+    s.answered(join);
+    std::size_t received = join, sent = manifest.size();
+    std::vector<std::uint8_t> buf(1200);
+    for (TimePoint t{}; t < TimePoint{} + 10s; t += 1ms) {
+      if (t == TimePoint{} + 1s) {
+        // A retransmitted JOIN: counted, and answered with the MANIFEST only within the budget.
+        s.answered(join);
+        received += join;
+        if (s.resend_manifest(t)) sent += manifest.size();
+      }
+      for (std::size_t len; (len = s.next_packet(buf, t)) != 0;) sent += len;
+    }
+    EXPECT_LE(sent, 3 * received) << "JOIN of " << join;
+    EXPECT_EQ(s.next_wake(TimePoint{} + 10s), TimePoint::max()) << "spent: nothing left to wake up for";
+    if (join == 1200) {
+      EXPECT_GT(sent, manifest.size()) << "descriptors within the budget";
+    }
+  }
+}
+
+TEST(Session, TheManifestIsResentAtMostOncePerTimeoutAndNeverAfterTheFirstAck) {
+  Fixture f(3);
+  const std::vector<std::uint8_t> manifest(200, 1);
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, manifest, f.observer, TimePoint{});
+  s.answered(2000);
+  int resent = 0;
+  for (TimePoint t{}; t < TimePoint{} + 1s; t += 1ms) resent += s.resend_manifest(t);
+  EXPECT_GE(resent, 5);
+  EXPECT_LE(resent, 20) << "one per 50 ms at most";
+  SimPeer peer(f.keys, 7, f.info, 4);
+  auto ack = peer.ack();
+  ASSERT_FALSE(s.receive(ack, *proto::parse_header(ack), TimePoint{} + 1s).drop);
+  EXPECT_FALSE(s.resend_manifest(TimePoint{} + 2s));
+}
+
+// A peer that acknowledged once and then went silent: descriptor resends back off (before, one every
+// 50 ms: 200 in 10 s).
+TEST(Session, DescriptorResendsBackOff) {
+  Fixture f(3);
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});
+  SimPeer peer(f.keys, 7, f.info, 4);
+  auto ack = peer.ack();
+  ASSERT_FALSE(s.receive(ack, *proto::parse_header(ack), TimePoint{}).drop);
+  std::vector<std::uint8_t> buf(1200);
+  std::size_t segments = 0;
+  for (TimePoint t{}; t < TimePoint{} + 10s; t += 1ms)
+    for (std::size_t len; (len = s.next_packet(buf, t)) != 0;)
+      segments += proto::parse_header({buf.data(), len})->type == proto::PacketType::segments;
+  EXPECT_LE(segments, 15u);
+  EXPECT_GE(segments, 3u) << "lost descriptors are still resent";
 }
 
 TEST(Session, ForgedReplayedAndUnexpectedPacketsAreDropped) {

@@ -22,7 +22,7 @@ enum ExitCode : int {
   kExitFailure = cli::kExitFailure,
   kExitUsage = cli::kExitUsage,
   kExitDamaged = 3,
-  kExitInterrupted = 130
+  kExitInterrupted = cli::kExitInterrupted
 };
 
 using cli::UsageError;

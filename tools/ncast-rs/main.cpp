@@ -1,9 +1,9 @@
 // ncast-rs: Reed–Solomon erasure coding of files into shards, and back.
 #include <iostream>
 
+#include "cli/interrupt.hpp"
 #include "cli/subcommands.hpp"
 #include "tools/ncast-rs/cli.hpp"
-#include "tools/ncast-rs/interrupt.hpp"
 
 int main(int argc, char** argv) {
   const ncast::cli::Program program{
@@ -16,6 +16,6 @@ int main(int argc, char** argv) {
           "exit status: 0 done; 1 failed (nothing written); 2 bad command line; 3 verify found damage "
           "that\nrepair can fix; 130 interrupted.",
   };
-  ncast::tools::catch_interrupts();
+  ncast::cli::catch_interrupts();
   return ncast::cli::run_subcommand(program, argc, argv, std::cout, std::cerr);
 }

@@ -1,6 +1,8 @@
 #include "tools/ncast-rs/manifest.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -70,7 +72,7 @@ std::string Manifest::to_json() const {
 
 Manifest Manifest::load(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ManifestError("cannot read manifest " + path.string());
+  if (!in) throw ManifestError("cannot read manifest " + path.string() + ": " + std::strerror(errno));
   std::stringstream text;
   text << in.rdbuf();
   Manifest m = parse(text.str(), path.string() + ": ");
