@@ -51,7 +51,7 @@ class App {
         catalog_(o, server_id_, ingest_cache_, segment_cache_),
         pool_(o.config, identity_, o.threads, shared_coder_, o.coded_cache_mb << 20, catalog_.all(),
               [this](const std::string& error) { asio::post(io_, [this, error] { fail(error); }); }),
-        report_(o, pool_, catalog_, *coder_),
+        report_(o, pool_, catalog_, *coder_, segment_cache_),
         stats_timer_(io_),
         signals_(io_, SIGINT, SIGTERM) {
     for (std::size_t i = 0; i < o.live.size(); ++i) {

@@ -44,6 +44,11 @@ TEST(MemoryBudget, AFileLargerThanTheHostMemoryReachesPeersByteExact) {
       << "peer b's output differs";
   // The whole file read into memory would be 32 MiB by itself.
   EXPECT_LT(peak_rss(server.process->pid()), media.size() * 3 / 4);
+  const auto m = scrape(server.metrics);
+  EXPECT_LE(m.at("ncast_host_cache_bytes"), 2 << 20);
+  EXPECT_GE(m.at("ncast_host_cache_misses_total"), 256) << "every segment read at least once";
+  EXPECT_GT(m.at("ncast_host_cache_evictions_total"), 200);
+  EXPECT_EQ(m.at("ncast_stream_held_bytes{stream=\"movie.bin\"}"), media.size());
 }
 
 TEST(MemoryBudget, APeerAskingForADroppedLiveSegmentStartsAtTheWindow) {
@@ -68,6 +73,7 @@ TEST(MemoryBudget, APeerAskingForADroppedLiveSegmentStartsAtTheWindow) {
                          {"-s", addr(server.port), "--stream", "cam", "-o", (dir / "out").string(), "--start", "0"});
   const auto r = finish(*peer);
   EXPECT_EQ(r.code, 0) << r.report.dump();
+  EXPECT_EQ(scrape(server.metrics).at("ncast_stream_held_bytes{stream=\"cam\"}"), 1 << 20) << "the window";
   // The window's segments: the media's last MiB or so, and nothing before it.
   const auto out = read_bytes(dir / "out");
   ASSERT_FALSE(out.empty());
