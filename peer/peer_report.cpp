@@ -98,6 +98,7 @@ nlohmann::json peer_report(const RunSummary& run, const StreamReceiver& receiver
   add_symbol_counts(j, s);
   j["polluters"] = polluters_json(receiver, links);
   j["stalls"] = s.stalls;
+  j["skipped"] = s.skipped;
   j["stall_s"] = s.stall_seconds;
   j["simulated_losses"] = run.simulated_losses;
   add_links(j, links, s.rejected + run.unknown_source);

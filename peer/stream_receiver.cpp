@@ -32,6 +32,13 @@ std::string StreamReceiver::adopt(const proto::ManifestBody& m) {
   if (m.name != params_.name || m.stream_id != params_.stream_id || m.n != params_.n ||
       m.symbol_size != params_.symbol_size)
     return "the manifest describes another stream (name, id, n or symbol size differ)";
+  // A rejoin past segments a live server no longer keeps: it starts at the oldest it keeps, and the
+  // segments in between are skipped (docs/protocol.md section 9).
+  if (m.start_segment > next_write_) {
+    stats_.skipped += m.start_segment - next_write_;
+    slots_.erase(slots_.lower_bound(next_write_), slots_.lower_bound(m.start_segment));
+    next_write_ = m.start_segment;
+  }
   return {};
 }
 

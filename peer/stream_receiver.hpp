@@ -52,6 +52,7 @@ struct ReceiverStats {
   std::uint64_t held_back = 0;       // ignored while a failed segment was decoded from one source alone
   std::uint64_t segments_written = 0, bytes_written = 0;
   std::uint64_t symbols_needed = 0;  // Σ n_s of the segments written
+  std::uint64_t skipped = 0;         // segments a live server dropped before they were received
   std::uint64_t stalls = 0;
   double stall_seconds = 0;
   // A relay's decoded segments kept to recode from: bytes now, at most, and segments evicted.

@@ -248,6 +248,8 @@ SessionConfig Admission::session_config(const proto::Join& join, const SymbolSou
   // A file has no edge to join: it is watched from its start.
   const std::uint32_t edge = info.live && count > 0 ? std::min(source.live_edge(), count - 1) : 0;
   c.start_segment = join.start_segment == proto::kLiveEdge ? edge : join.start_segment;
+  // A segment the live window dropped is not served: the MANIFEST moves the peer to the oldest kept.
+  c.start_segment = std::max(c.start_segment, source.first_segment());
   return c;
 }
 

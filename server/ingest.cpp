@@ -7,27 +7,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 
 namespace ncast::server {
 namespace asio = boost::asio;
 
-void ingest_file(const std::filesystem::path& path, MediaStream& stream) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path.string() + ": " + std::strerror(errno));
-  std::vector<std::uint8_t> buf(stream.segment_bytes());
-  for (;;) {
-    in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
-    const auto got = static_cast<std::size_t>(in.gcount());
-    if (got > 0) stream.append({buf.data(), got});
-    if (!in) {
-      if (!in.eof()) throw std::runtime_error("error reading " + path.string());
-      break;
-    }
-  }
-  if (stream.segment_count() == 0) throw std::runtime_error(path.string() + " is empty");
-  stream.finish();
+void ingest_file(const std::filesystem::path& path, MediaStream& stream, SegmentCache& cache) {
+  stream.serve_file(path, cache);
 }
 
 std::vector<std::filesystem::path> media_files(const std::filesystem::path& directory) {

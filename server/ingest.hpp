@@ -1,5 +1,6 @@
 #pragma once
-// Getting media into streams. A file is cut into segments of n·L octets at once (video on demand); a
+// Getting media into streams. A file is cut into segments of n·L octets read on demand (video on
+// demand: only its size is read at start-up, its segments through the SegmentCache); a
 // live source (a pipe, standard input, or a file that is still being written) is read as data arrives,
 // a segment is cut whenever n·L octets are in (for MPEG-TS: at the last keyframe within them, see
 // LiveCutter), and a shorter one when the source pauses for flush_after, so a live peer is never left
@@ -21,9 +22,9 @@
 
 namespace ncast::server {
 
-// Appends every segment of the file and marks the stream final. Throws std::runtime_error naming the
-// file when it cannot be read or is empty.
-void ingest_file(const std::filesystem::path& path, MediaStream& stream);
+// Serves the file's segments on demand through cache and marks the stream final. Throws
+// std::runtime_error naming the file when it cannot be opened or is empty.
+void ingest_file(const std::filesystem::path& path, MediaStream& stream, SegmentCache& cache);
 
 // The regular files of a directory, sorted by name (each one a stream); throws if there are none.
 std::vector<std::filesystem::path> media_files(const std::filesystem::path& directory);

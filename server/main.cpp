@@ -20,6 +20,7 @@
 #include "server/media_stream.hpp"
 #include "server/metrics_http.hpp"
 #include "server/options.hpp"
+#include "server/segment_cache.hpp"
 #include "server/server_pool.hpp"
 #include "server/status_report.hpp"
 #include "server/stream_bitrate.hpp"
@@ -46,13 +47,14 @@ class App {
         coder_(make_chunk_coder(*engine_, o.device_memory_mb << 20, o.device_resident)),
         shared_coder_(*coder_),
         ingest_cache_(shared_coder_, o.coded_cache_mb << 20),
+        segment_cache_(coder_->backend(), o.host_memory_mb << 20),
         identity_(o.identity.empty() ? proto::Ed25519Identity::generate()
                                      : proto::Ed25519Identity::load_or_create(o.identity)),
         server_id_(o.server_id.value_or(proto::random_u32())),
-        catalog_(o, server_id_, ingest_cache_),
+        catalog_(o, server_id_, ingest_cache_, segment_cache_),
         pool_(o.config, identity_, o.threads, shared_coder_, o.coded_cache_mb << 20, catalog_.all(),
               [this](const std::string& error) { asio::post(io_, [this, error] { fail(error); }); }),
-        report_(o, pool_, catalog_, *coder_),
+        report_(o, pool_, catalog_, *coder_, segment_cache_),
         stats_timer_(io_),
         signals_(io_, SIGINT, SIGTERM) {
     for (std::size_t i = 0; i < o.live.size(); ++i) {
@@ -146,6 +148,8 @@ class App {
   LockedChunkCoder shared_coder_;
   // Only the coder and its host memory serve the streams here: each server thread has its own cache.
   CodedCache ingest_cache_;
+  // Segments of files, read on demand; every server thread reads through it.
+  SegmentCache segment_cache_;
   proto::Ed25519Identity identity_;
   std::uint32_t server_id_;
   StreamCatalog catalog_;

@@ -165,6 +165,14 @@ std::string render_prometheus(const ServerMetrics& m, const ServerGauges& g) {
   counter(o, "ncast_coded_cache_evictions_total", "Segments evicted from the cache.",
           static_cast<double>(g.cache_evictions));
   gauge(o, "ncast_coded_cache_bytes", "Octets of coded symbols cached.", static_cast<double>(g.cache_bytes));
+  counter(o, "ncast_host_cache_hits_total", "File segments found in the host segment cache.",
+          static_cast<double>(g.host_cache_hits));
+  counter(o, "ncast_host_cache_misses_total", "File segments read from disk into the host segment cache.",
+          static_cast<double>(g.host_cache_misses));
+  counter(o, "ncast_host_cache_evictions_total", "File segments evicted from the host segment cache.",
+          static_cast<double>(g.host_cache_evictions));
+  gauge(o, "ncast_host_cache_bytes", "Octets of file segments in the host segment cache.",
+        static_cast<double>(g.host_cache_bytes));
   counter(o, "ncast_sendmmsg_calls_total", "sendmmsg calls.", static_cast<double>(g.sendmmsg_calls));
   counter(o, "ncast_gso_sends_total", "Messages sent as one UDP GSO super-datagram.", static_cast<double>(g.gso_sends));
   counter(o, "ncast_send_would_block_total", "Sends deferred because the socket buffer was full.",
@@ -194,6 +202,7 @@ std::string render_stats_line(const ServerMetrics& m, const ServerGauges& g, con
   j["engine_s"] = g.engine_seconds;
   j["cpu_s"] = g.cpu_seconds;
   j["engine_symbols"] = g.engine_symbols;
+  j["host_cache_bytes"] = g.host_cache_bytes;
   j["drops"] = m.drops.total();
   j["would_block"] = g.would_block;
   return j.dump();

@@ -21,7 +21,7 @@ namespace {
 
 // What the command line says before it is checked and converted into ServerOptions.
 struct RawOptions {
-  std::string listen, backend, bitrate, session_rate, max_rate, config_file, metrics;
+  std::string listen, backend, bitrate, session_rate, max_rate, config_file, metrics, live_window;
   std::vector<std::string> live;
   std::uint32_t server_id = 0;
   unsigned n = 128, max_datagram = 1200, window = 16, pacing_tick_us = 1, pacing_burst = 8;
@@ -39,7 +39,12 @@ po::options_description stream_options(ServerOptions& o, RawOptions& r) {
       "live-flush-ms", po::value(&o.live_flush_ms)->default_value(500),
       "cut a short live segment after this long without data")(
       "live-end-after", po::value(&o.live_end_after_s)->default_value(0),
-      "end a growing-file live stream after this many seconds unchanged (0: never)");
+      "end a growing-file live stream after this many seconds unchanged (0: never)")(
+      "live-window", po::value(&r.live_window)->default_value("256MB"),
+      "how much of a live stream is kept for peers: 60s (seconds of media at --bitrate, else since arrival) or "
+      "256MB; older segments are dropped and peers asking for them start at the oldest kept (0: keep all)")(
+      "host-memory-mb", po::value(&o.host_memory_mb)->default_value(512),
+      "host memory for segments of files, read from disk on demand (least recently used go first)");
   return d;
 }
 
@@ -123,6 +128,24 @@ po::options_description general_options(RawOptions& r) {
   return d;
 }
 
+// "60s" → seconds, "256MB" / "256M" → octets (MB = 2^20), "0" → no limit.
+void parse_live_window(ServerOptions& o, const std::string& text) {
+  std::size_t used = 0;
+  unsigned long long value = 0;
+  try {
+    value = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string unit = used > 0 ? text.substr(used) : "?";
+  o.live_window_bytes = 0;
+  o.live_window_s = 0;
+  if (unit == "s" && value > 0 && value <= 0xFFFFFFFFull) o.live_window_s = static_cast<std::uint32_t>(value);
+  else if ((unit == "MB" || unit == "M") && value <= (1ull << 40)) o.live_window_bytes = value << 20;
+  else if (!(unit.empty() && value == 0))
+    throw std::invalid_argument("--live-window wants seconds (60s) or megabytes (256MB), not '" + text + "'");
+}
+
 void check_streams(ServerOptions& o, const RawOptions& r) {
   for (const auto& l : r.live) {
     const auto eq = l.find('=');
@@ -130,6 +153,8 @@ void check_streams(ServerOptions& o, const RawOptions& r) {
       throw std::invalid_argument("--live wants NAME=PATH, not '" + l + "'");
     o.live.push_back({l.substr(0, eq), l.substr(eq + 1)});
   }
+  parse_live_window(o, r.live_window);
+  if (o.host_memory_mb == 0) throw std::invalid_argument("--host-memory-mb must be at least 1");
   if (o.files.empty() && o.dirs.empty() && o.live.empty())
     throw std::invalid_argument("nothing to serve: give --file, --dir or --live (see --help)");
 }

@@ -22,6 +22,10 @@ struct ServerOptions {
   std::vector<LiveSource> live;
   std::uint32_t live_flush_ms = 500;
   std::uint32_t live_end_after_s = 0;
+  // --live-window: one of the two is set (octets of segments held, or seconds of media).
+  std::uint64_t live_window_bytes = 256ull << 20;
+  std::uint32_t live_window_s = 0;
+  std::size_t host_memory_mb = 512;
   std::uint16_t n = 128;
   std::uint32_t symbol_size = 1024;
   double density = 1.0;

@@ -109,12 +109,13 @@ void ServerPool::stream_changed(const MediaStream& stream) {
   published_[k] = stream.segment_count();
   published_final_[k] = stream.final();
   const bool final = stream.final();
+  const std::uint32_t first = stream.first_segment();
   const std::uint32_t edge = stream.live_edge();
   const std::uint64_t bitrate = stream.info().bitrate;
   for (auto& wp : workers_) {
     Worker& w = *wp;
-    asio::post(w.io, [&w, k, more, final, edge, bitrate] {
-      w.replicas[k]->extend(more, final, edge, bitrate);
+    asio::post(w.io, [&w, k, more, final, first, edge, bitrate] {
+      w.replicas[k]->extend(more, final, first, edge, bitrate);
       w.server->stream_changed(*w.replicas[k]);
     });
   }

@@ -179,7 +179,9 @@ std::uint32_t Session::round_size(std::uint32_t deficit) const {
 }
 
 void Session::refresh_window() {
-  const std::uint32_t base = std::max(peer_next_needed_, config_.start_segment);
+  // Segments a live window dropped are not sent.
+  const std::uint32_t base = std::max({peer_next_needed_, config_.start_segment, source_.first_segment()});
+  while (!flights_.empty() && flights_.front().segment < base) flights_.pop_front();
   const std::uint64_t end =
       std::min<std::uint64_t>({std::uint64_t{base} + config_.window, peer_known_, source_.segment_count()});
   std::uint32_t next = flights_.empty() ? base : flights_.back().segment + 1;
@@ -340,7 +342,12 @@ std::size_t Session::coded_packet(std::span<std::uint8_t> out, Flight& f, TimePo
   return len;
 }
 
+bool Session::behind_window() const { return confirmed_ && peer_next_needed_ < source_.first_segment(); }
+
 std::size_t Session::next_packet(std::span<std::uint8_t> out, TimePoint now) {
+  // The peer waits for a segment the live window dropped: silence makes it rejoin, and the rejoin's
+  // MANIFEST moves it to the window's start (docs/protocol.md section 9).
+  if (behind_window()) return 0;
   if (std::size_t len = segments_packet(out, now)) return len;
   // Coded symbols wait for the key confirmation of the first ACK (docs/protocol.md section 3).
   if (!confirmed_ || peer_complete_) return 0;
@@ -399,6 +406,7 @@ TimePoint Session::pacing_ready(std::size_t bytes, TimePoint now) const {
 
 TimePoint Session::next_wake(TimePoint now) const {
   TimePoint wake = TimePoint::max();
+  if (behind_window()) return wake;
   // Spent its budget before the first ACK: only the ACK (input) can wake it.
   if (!confirmed_ && descriptors_within(unconfirmed_budget()) == 0) return wake;
   if (peer_known_ < desc_sent_) wake = desc_sent_at_ + rto(desc_backoff_);

@@ -126,6 +126,7 @@ class Session {
   };
 
   void on_ack(const proto::AckBody& ack, TimePoint now);
+  bool behind_window() const;
   void refresh_window();
   Flight* pick(TimePoint now);
   std::uint32_t round_size(std::uint32_t deficit) const;

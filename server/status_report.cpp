@@ -17,8 +17,8 @@ double cpu_seconds() {
 }  // namespace
 
 StatusReport::StatusReport(const ServerOptions& options, ServerPool& pool, const StreamCatalog& streams,
-                           const ChunkCoder& coder)
-    : options_(options), pool_(pool), streams_(streams), coder_(coder) {}
+                           const ChunkCoder& coder, const SegmentCache& segments)
+    : options_(options), pool_(pool), streams_(streams), coder_(coder), segments_(segments) {}
 
 ServerGauges StatusReport::gauges() {
   totals_ = pool_.totals();
@@ -29,7 +29,10 @@ ServerGauges StatusReport::gauges() {
     g.stream_bytes += s->bytes();
     g.segments += s->segment_count();
     const auto sent = totals_.streams.find(s->info().name);
-    g.per_stream.push_back({s->info().name, s->segment_count(), s->bytes(),
+    // A live stream holds its window; a file is held on disk, its segments cached as peers need them.
+    const bool window = !s->file();
+    g.per_stream.push_back({s->info().name, window ? s->segment_count() - s->first_segment() : s->segment_count(),
+                            window ? s->held_bytes() : s->bytes(),
                             sent == totals_.streams.end() ? StreamTotals{} : sent->second});
   }
   const auto& c = totals_.cache;
@@ -40,6 +43,11 @@ ServerGauges StatusReport::gauges() {
   g.cache_misses = c.misses;
   g.cache_evictions = c.evictions;
   g.cache_bytes = c.bytes;
+  const SegmentCacheStats h = segments_.stats();
+  g.host_cache_hits = h.hits;
+  g.host_cache_misses = h.misses;
+  g.host_cache_evictions = h.evictions;
+  g.host_cache_bytes = h.bytes;
   const auto& sc = totals_.socket;
   g.sendmmsg_calls = sc.sendmmsg_calls;
   g.gso_sends = sc.gso_sends;

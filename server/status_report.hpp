@@ -10,6 +10,7 @@
 #include "server/metrics.hpp"
 #include "server/metrics_http.hpp"
 #include "server/options.hpp"
+#include "server/segment_cache.hpp"
 #include "server/server_pool.hpp"
 #include "server/stream_catalog.hpp"
 
@@ -18,7 +19,8 @@ namespace ncast::server {
 class StatusReport {
  public:
   // Everything named here outlives the report.
-  StatusReport(const ServerOptions& options, ServerPool& pool, const StreamCatalog& streams, const ChunkCoder& coder);
+  StatusReport(const ServerOptions& options, ServerPool& pool, const StreamCatalog& streams, const ChunkCoder& coder,
+               const SegmentCache& segments);
 
   // Also refreshes totals(): the threads' counters as of now.
   ServerGauges gauges();
@@ -36,6 +38,7 @@ class StatusReport {
   ServerPool& pool_;
   const StreamCatalog& streams_;
   const ChunkCoder& coder_;
+  const SegmentCache& segments_;
   ServerGauges last_gauges_;
   ServerPool::Totals totals_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();

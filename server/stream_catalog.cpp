@@ -8,18 +8,34 @@
 
 namespace ncast::server {
 
-StreamCatalog::StreamCatalog(const ServerOptions& options, std::uint32_t server_id, CodedCache& cache)
+StreamCatalog::StreamCatalog(const ServerOptions& options, std::uint32_t server_id, CodedCache& cache,
+                             SegmentCache& segments)
     : options_(options), server_id_(server_id), cache_(cache), density_(rlnc::Density::from_fraction(options.density)) {
-  for (const auto& f : options.files) add_file(f, std::filesystem::path(f).filename().string());
+  for (const auto& f : options.files) add_file(f, std::filesystem::path(f).filename().string(), segments);
   for (const auto& d : options.dirs)
-    for (const auto& f : media_files(d)) add_file(f, f.filename().string());
-  for (const auto& l : options.live) live_.push_back(&add(l.name, true, 0));
+    for (const auto& f : media_files(d)) add_file(f, f.filename().string(), segments);
+  for (const auto& l : options.live) {
+    MediaStream& s = add(l.name, true, 0);
+    s.set_window(live_window(options));
+    live_.push_back(&s);
+  }
 }
 
-void StreamCatalog::add_file(const std::filesystem::path& path, const std::string& name) {
+void StreamCatalog::add_file(const std::filesystem::path& path, const std::string& name, SegmentCache& segments) {
   const std::uint64_t measured = file_bitrate(path).value_or(0);
   if (auto w = bitrate_warning(name, options_.bitrate, measured)) warnings_.push_back(*w);
-  ingest_file(path, add(name, false, measured));
+  ingest_file(path, add(name, false, measured), segments);
+}
+
+LiveWindow live_window(const ServerOptions& options) {
+  LiveWindow w;
+  w.bytes = options.live_window_bytes;
+  // Seconds of media are octets at a known bitrate (so a source fed faster than real time keeps as
+  // much media); without one, seconds since arrival.
+  if (options.live_window_s > 0 && options.bitrate > 0)
+    w.bytes = static_cast<std::uint64_t>(options.live_window_s) * options.bitrate / 8;
+  else w.age = std::chrono::seconds(options.live_window_s);
+  return w;
 }
 
 std::vector<MediaStream*> StreamCatalog::all() const {

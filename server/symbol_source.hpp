@@ -27,6 +27,8 @@ class SymbolSource {
 
   virtual const StreamInfo& info() const = 0;
   virtual std::uint32_t segment_count() const = 0;
+  // The oldest segment still served: a live stream's retention window drops the ones below it.
+  virtual std::uint32_t first_segment() const { return 0; }
   // No segment will be added any more.
   virtual bool final() const = 0;
   // Where a peer joining a live stream at its edge starts: the newest segment a decoder can start at.

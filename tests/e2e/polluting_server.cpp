@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
   CpuEngine engine;
   const auto coder = make_engine_chunk_coder(engine);
   CodedCache cache(*coder, o.coded_cache_mb << 20);
+  SegmentCache segments(coder->backend(), o.host_memory_mb << 20);
   const auto identity = proto::Ed25519Identity::generate();
   std::vector<std::unique_ptr<MediaStream>> streams;
   std::vector<std::unique_ptr<PollutingSource>> sources;
@@ -99,7 +100,7 @@ int main(int argc, char** argv) {
     info.n = o.n;
     info.symbol_size = o.symbol_size;
     streams.push_back(std::make_unique<MediaStream>(info, cache));
-    ingest_file(f, *streams.back());
+    ingest_file(f, *streams.back(), segments);
     sources.push_back(std::make_unique<PollutingSource>(*streams.back(), *fraction, info.server_id));
     server.add_stream(*sources.back());
   }

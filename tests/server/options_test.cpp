@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "server/stream_catalog.hpp"
+
 namespace ncast::server {
 namespace {
 
@@ -74,6 +76,28 @@ TEST(ServerOptions, BadValuesAreRefusedWithAMessage) {
            {"--file", "a", "--no-such-option"},
        })
     EXPECT_THROW(parse(args), std::invalid_argument) << (args.empty() ? "(none)" : args.back());
+}
+
+TEST(ServerOptions, MemoryBudgetAndLiveWindow) {
+  const auto d = parse({"--live", "cam=-"}).options;
+  EXPECT_EQ(d.host_memory_mb, 512u);
+  EXPECT_EQ(d.live_window_bytes, 256ull << 20);
+  EXPECT_EQ(d.live_window_s, 0u);
+  EXPECT_EQ(live_window(d).bytes, 256ull << 20);
+  const auto s = parse({"--live", "cam=-", "--live-window", "60s", "--host-memory-mb", "64"}).options;
+  EXPECT_EQ(s.host_memory_mb, 64u);
+  EXPECT_EQ(s.live_window_bytes, 0u);
+  EXPECT_EQ(live_window(s).age, std::chrono::seconds(60));  // no bitrate: seconds since arrival
+  const auto b = parse({"--live", "cam=-", "--live-window", "60s", "--bitrate", "1M"}).options;
+  EXPECT_EQ(live_window(b).bytes, 60u * 1000000 / 8);  // seconds of media at the bitrate
+  EXPECT_EQ(live_window(b).age.count(), 0);
+  EXPECT_EQ(parse({"--live", "cam=-", "--live-window", "32M"}).options.live_window_bytes, 32ull << 20);
+  const auto all = parse({"--live", "cam=-", "--live-window", "0"}).options;
+  EXPECT_EQ(live_window(all).bytes, 0u);
+  EXPECT_EQ(live_window(all).age.count(), 0);
+  for (const char* bad : {"", "60", "s", "-5s", "0s", "12GB", "1.5MB", "60 s"})
+    EXPECT_THROW(parse({"--live", "cam=-", "--live-window", bad}), std::invalid_argument) << bad;
+  EXPECT_THROW(parse({"--file", "a", "--host-memory-mb", "0"}), std::invalid_argument);
 }
 
 TEST(ServerOptions, ConfigFileAndHelp) {

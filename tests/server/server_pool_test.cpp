@@ -218,7 +218,7 @@ TEST(StreamReplica, SendsWhatItsStreamSendsAndFollowsItsGrowth) {
   std::vector<std::uint8_t> more(300, 9);
   f.stream.append(more);
   f.stream.finish();
-  replica.extend({f.stream.segment(2)}, true, f.stream.live_edge(), 1'260'000);
+  replica.extend({f.stream.segment(2)}, true, 0, f.stream.live_edge(), 1'260'000);
   EXPECT_TRUE(replica.final());
   EXPECT_EQ(replica.live_edge(), 2u);
   EXPECT_EQ(replica.info().bitrate, 1'260'000u);

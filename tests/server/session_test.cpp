@@ -422,5 +422,27 @@ TEST(Session, PacingNeverAsksToComeBackAtOnce) {
   }
 }
 
+TEST(Session, APeerBehindTheLiveWindowGetsSilenceSoThatItRejoins) {
+  Fixture f(1);
+  const StreamInfo info{"cam", stream_id_of("cam"), 9, 4, 64, 0, true};
+  MediaStream cam(info, f.cache);
+  cam.set_window({2 * 256, std::chrono::seconds(0)});
+  const std::vector<std::uint8_t> seg(256, 7);
+  cam.append(seg);
+  cam.append(seg);
+  const TimePoint t = TimePoint{} + 1s;
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, cam, f.keys, f.config, {}, f.observer, t);
+  SimPeer peer(f.keys, 7, info, f.config.window);
+  auto ack = peer.ack();  // the peer needs segment 0
+  ASSERT_FALSE(s.receive(ack, *proto::parse_header(ack), t).drop);
+  std::vector<std::uint8_t> buf(1200);
+  EXPECT_GT(s.next_packet(buf, t), 0u) << "segment 0 is kept";
+  for (int i = 0; i < 3; ++i) cam.append(seg);
+  ASSERT_EQ(cam.first_segment(), 3u);
+  // Silence, not a wait for a timeout that would resend: the peer's stall timeout makes it rejoin.
+  EXPECT_EQ(s.next_packet(buf, t + 1s), 0u);
+  EXPECT_EQ(s.next_wake(t + 1s), TimePoint::max());
+}
+
 }  // namespace
 }  // namespace ncast::server
