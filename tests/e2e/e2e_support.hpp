@@ -30,6 +30,14 @@
 
 namespace ncast::e2e {
 
+// Whether these tests (and so the programs they start, built alike) run under AddressSanitizer, whose
+// shadow memory and quarantine make resident-memory figures meaningless.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 using namespace std::chrono_literals;
 using Json = nlohmann::json;
 

@@ -42,8 +42,11 @@ TEST(MemoryBudget, AFileLargerThanTheHostMemoryReachesPeersByteExact) {
   const std::size_t from = 100 * 128 * 1024;
   EXPECT_TRUE(read_bytes(dir / "b") == std::vector<std::uint8_t>(media.begin() + from, media.end()))
       << "peer b's output differs";
-  // The whole file read into memory would be 32 MiB by itself.
-  EXPECT_LT(peak_rss(server.process->pid()), media.size() * 3 / 4);
+  // The whole file read into memory would be 32 MiB by itself (not measurable under AddressSanitizer:
+  // its shadow memory and quarantine are most of the process; the other CI pass checks it).
+  if (!kSanitized) {
+    EXPECT_LT(peak_rss(server.process->pid()), media.size() * 3 / 4);
+  }
   const auto m = scrape(server.metrics);
   EXPECT_LE(m.at("ncast_host_cache_bytes"), 2 << 20);
   EXPECT_GE(m.at("ncast_host_cache_misses_total"), 256) << "every segment read at least once";
