@@ -22,7 +22,7 @@ std::size_t peak_rss(pid_t pid) {
 
 TEST(MemoryBudget, AFileLargerThanTheHostMemoryReachesPeersByteExact) {
   TempDir dir;
-  const auto media = random_bytes(32 << 20, 19);
+  const auto media = random_bytes(96 << 20, 19);
   write_file(dir / "movie.bin", media);
   auto server = start_server(dir, "server",
                              {"--file", (dir / "movie.bin").string(), "--host-memory-mb", "2", "--coded-cache-mb", "4",
@@ -42,10 +42,11 @@ TEST(MemoryBudget, AFileLargerThanTheHostMemoryReachesPeersByteExact) {
   const std::size_t from = 100 * 128 * 1024;
   EXPECT_TRUE(read_bytes(dir / "b") == std::vector<std::uint8_t>(media.begin() + from, media.end()))
       << "peer b's output differs";
-  // The whole file read into memory would be 32 MiB by itself (not measurable under AddressSanitizer:
-  // its shadow memory and quarantine are most of the process; the other CI pass checks it).
+  // The whole file read into memory would be 96 MiB by itself; the server's own baseline is 20-26 MB
+  // (more in a CUDA build). Not measurable under AddressSanitizer, whose shadow memory and quarantine are
+  // most of the process: the other CI pass checks it.
   if (!kSanitized) {
-    EXPECT_LT(peak_rss(server.process->pid()), media.size() * 3 / 4);
+    EXPECT_LT(peak_rss(server.process->pid()), media.size() / 2);
   }
   const auto m = scrape(server.metrics);
   EXPECT_LE(m.at("ncast_host_cache_bytes"), 2 << 20);
