@@ -26,6 +26,23 @@ inline std::size_t l2_bytes() {
 // prefetches take load slots from the kernel for nothing.
 inline bool prefetch_pays(std::size_t k, std::size_t m, std::size_t len) { return (k + m) * len > l2_bytes() / 2; }
 
+// Few sources coming from beyond L1 are prefetched into L1 itself, this far ahead: on Zen 4 that beat the
+// L2 prefetch for up to 8 sources (8+3 at 64 KiB: 1.03-1.08x ISA-L -> 1.14-1.18x; 4+2 at 1 MiB: 0.84-0.91x
+// -> 1.04-1.08x) and lost from 12 on (16+4 at 1 MiB: 1.56-1.72x -> 0.98-1.03x), L1's miss buffers
+// being too few for 2 lines per step of each of more streams.
+inline constexpr std::size_t kL1PrefetchDistance = 512;
+inline constexpr std::size_t kL1PrefetchMaxSources = 8;
+
+enum class PrefetchTarget { none, l1, l2 };
+
+// Where the AVX-512 kernels prefetch a call's sources: nowhere when prefetching does not pay; into L1
+// for few sources on AMD; into L2 otherwise (and on Intel, where L1 prefetching was not measured).
+inline PrefetchTarget prefetch_target(std::size_t k, std::size_t m, std::size_t len) {
+  static const bool intel = __builtin_cpu_is("intel");
+  if (!prefetch_pays(k, m, len)) return PrefetchTarget::none;
+  return !intel && k <= kL1PrefetchMaxSources ? PrefetchTarget::l1 : PrefetchTarget::l2;
+}
+
 // Outputs this large in total are written with streaming stores by the AVX-512 kernels, skipping
 // the read-for-ownership of lines that cannot stay in L2 anyway. On Intel's mesh parts an encode of
 // shards beyond L2 is bound by traffic to L3, a third of it that read, so half of L2 is the bar. AMD's

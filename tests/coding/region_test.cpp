@@ -134,6 +134,13 @@ TEST_P(RegionKernelTest, DotMultiSpansColumnChunks) {
   check_dot(k(), 600, 3, 1024 * 2 + 1, false, false, rng);
 }
 
+TEST_P(RegionKernelTest, DotMultiPrefetchedSources) {
+  // Regions past half of L2 take the prefetching kernels (into L1 for up to 8 sources on AMD, into L2
+  // beyond), with sources in pairs and an odd one last; outputs start as poison or are accumulated into.
+  for (std::size_t k : {3, 8, 9})
+    for (bool acc : {false, true}) check_dot(this->k(), k, 3, (1 << 18) + 33, acc, false, rng);
+}
+
 TEST_P(RegionKernelTest, DotMultiFollowsCoefficientsChangedInPlace) {
   // Kernels keep the expansion of the last matrix: the same buffer with new bytes must not reuse it.
   const std::size_t k = 3, m = 2, len = 256;
