@@ -22,6 +22,8 @@ void add_common_options(po::options_description& desc, CommonOptions& common) {
   desc.add_options()("json", po::bool_switch(&common.json), "print one JSON object per line")(
       "markdown", po::bool_switch(&common.markdown), "print a markdown table")(
       "seconds", po::value(&common.seconds)->default_value(common.seconds), "measuring time per case")(
+      "rounds", po::value(&common.rounds)->default_value(common.rounds),
+      "alternating rounds per comparison (more, shorter ones steady the medians on a shared machine)")(
       "cpu", po::value(&common.cpu)->default_value(common.cpu), "pin to this CPU (-1: do not pin)")(
       "seed", po::value(&common.seed)->default_value(common.seed), "seed of the random inputs")("help,h",
                                                                                                 "show this help");
@@ -31,6 +33,7 @@ bool parse_options(int argc, char** argv, const std::string& usage, po::options_
                    CommonOptions& common) {
   if (!cli::parse_subcommand_line(argc, argv, usage, desc, {}, std::cout)) return false;
   if (!(common.seconds > 0)) throw cli::UsageError("--seconds must be positive");
+  if (common.rounds < 1) throw cli::UsageError("--rounds must be at least 1");
   pin_to_cpu(common.cpu);
   return true;
 }
@@ -71,13 +74,13 @@ double measure_gb_per_s(const std::function<void()>& fn, double bytes_per_call, 
 }
 
 Comparison measure_against(const std::function<void()>& fn, const std::function<void()>& anchor, double bytes_per_call,
-                           double seconds) {
+                           double seconds, int rounds) {
   fn();
   anchor();
   std::vector<double> mine, theirs, ratios;
-  for (int t = 0; t < kTrials; ++t) {
-    mine.push_back(trial(fn, bytes_per_call, seconds / kTrials));
-    theirs.push_back(trial(anchor, bytes_per_call, seconds / kTrials));
+  for (int t = 0; t < rounds; ++t) {
+    mine.push_back(trial(fn, bytes_per_call, seconds / rounds));
+    theirs.push_back(trial(anchor, bytes_per_call, seconds / rounds));
     ratios.push_back(mine.back() / theirs.back());
   }
   Comparison c{0, 0, spread(mine), spread(theirs), spread(ratios)};

@@ -16,11 +16,12 @@ struct CommonOptions {
   bool json = false;       // one JSON object per line instead of a table
   bool markdown = false;   // a markdown table, as committed under bench/results/
   double seconds = 0.5;    // time spent measuring each case (split into trials)
+  int rounds = 5;          // alternating rounds of a comparison: more, shorter ones on a shared machine
   int cpu = -1;            // pin the benchmark thread to this CPU (-1: leave it)
   std::uint64_t seed = 1;  // seed of the random inputs
 };
 
-// Adds --json, --markdown, --seconds, --cpu and --seed to a subcommand's options.
+// Adds --json, --markdown, --seconds, --rounds, --cpu and --seed to a subcommand's options.
 void add_common_options(boost::program_options::options_description& desc, CommonOptions& common);
 // Parses argv for a subcommand; prints help and returns false when --help was given.
 // Throws cli::UsageError on bad input.
@@ -42,10 +43,10 @@ struct Comparison {
   Spread mine, anchor;
   Spread ratio;  // of the rounds' own ratios, each from one trial of both taken back to back
 };
-// fn and its anchor timed in alternating rounds (median of five each), so that whatever else the
+// fn and its anchor timed in alternating rounds (the median of each side), so that whatever else the
 // machine is doing weighs on both alike and the ratio stays meaningful on a busy or noisy host.
 Comparison measure_against(const std::function<void()>& fn, const std::function<void()>& anchor, double bytes_per_call,
-                           double seconds);
+                           double seconds, int rounds);
 
 // A record is one measured case. Keys every subcommand prints: bench, backend, level, the case
 // parameters, gb_per_s, and where an anchor ran in the same process: anchor, anchor_gb_per_s, ratio.

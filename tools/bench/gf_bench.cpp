@@ -76,7 +76,7 @@ void run_case(const Case& c, std::size_t bytes, const std::vector<gf::Level>& le
     r["k"] = c.k;
     r["m"] = c.m;
     r["bytes"] = bytes;
-    put_comparison(r, measure_against(fn, anchor, work, common.seconds));
+    put_comparison(r, measure_against(fn, anchor, work, common.seconds, common.rounds));
     r["checked_against"] = "isa-l";
     r["anchor"] = anchor_name;
     reporter.emit(std::move(r));

@@ -122,7 +122,7 @@ class RlncCase {
     Record r = base("encode");
     r["anchor"] = IsalMatrixEncoder::name("ec_encode_data");
     put_comparison(r, measure_against(
-                          encode, [&] { isal_encode(); }, generation_bytes(), common_.seconds));
+                          encode, [&] { isal_encode(); }, generation_bytes(), common_.seconds, common_.rounds));
     reporter.emit(std::move(r));
   }
 
@@ -162,7 +162,7 @@ class RlncCase {
     Record r = base("decode");
     r["batch"] = s_.batch;
     r["anchor"] = IsalMatrixEncoder::name("gf_invert_matrix+ec_init_tables+ec_encode_data");
-    put_comparison(r, measure_against(decode, isal_decode, generation_bytes(), common_.seconds));
+    put_comparison(r, measure_against(decode, isal_decode, generation_bytes(), common_.seconds, common_.rounds));
     reporter.emit(std::move(r));
     // ISA-L's part that is not matrix inversion, for scale: the multiply by a given inverse.
     IsalMatrixEncoder inverse_only(isal.inverse(), n_, n_);
@@ -170,7 +170,7 @@ class RlncCase {
     Record m = base("decode");
     m["batch"] = s_.batch;
     m["anchor"] = "inverse given: " + IsalMatrixEncoder::name("ec_encode_data");
-    put_comparison(m, measure_against(decode, multiply, generation_bytes(), common_.seconds));
+    put_comparison(m, measure_against(decode, multiply, generation_bytes(), common_.seconds, common_.rounds));
     reporter.emit(std::move(m));
   }
 
@@ -191,7 +191,7 @@ class RlncCase {
     Record r = base("recode");
     r["anchor"] = IsalMatrixEncoder::name("ec_encode_data");
     put_comparison(r, measure_against(
-                          recode, [&] { isal_encode(); }, generation_bytes(), common_.seconds));
+                          recode, [&] { isal_encode(); }, generation_bytes(), common_.seconds, common_.rounds));
     reporter.emit(std::move(r));
   }
 

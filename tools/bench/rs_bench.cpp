@@ -121,7 +121,7 @@ class CodeCase {
     Record r = base("encode");
     r["checked_against"] = "isa-l";
     r["anchor"] = IsalMatrixEncoder::name("ec_encode_data");
-    put_comparison(r, measure_against(encode, isal_encode, data_bytes(), common.seconds));
+    put_comparison(r, measure_against(encode, isal_encode, data_bytes(), common.seconds, common.rounds));
     reporter.emit(std::move(r));
   }
 
@@ -156,7 +156,7 @@ class CodeCase {
       r["checked_against"] = "original";
       r["anchor"] = IsalMatrixEncoder::name("gf_invert_matrix+ec_init_tables+ec_encode_data");
       const std::function<void()> fn = cached ? std::function<void()>(decode) : std::function<void()>(decode_uncached);
-      put_comparison(r, measure_against(fn, isal_decode, data_bytes(), common.seconds));
+      put_comparison(r, measure_against(fn, isal_decode, data_bytes(), common.seconds, common.rounds));
       reporter.emit(std::move(r));
     }
   }
