@@ -108,6 +108,14 @@ class Session {
   const SessionCounters& counters() const { return counters_; }
 
  private:
+  struct SentPacket {
+    std::uint64_t number = 0;
+    TimePoint at{};
+  };
+  struct LostPacket {
+    std::uint64_t number = 0;
+    TimePoint at{};
+  };
   struct Flight {
     std::uint32_t segment = 0;
     std::uint32_t n_s = 0;
@@ -116,9 +124,15 @@ class Session {
     bool systematic = false;
     std::uint32_t sent = 0, target = 0;
     std::uint32_t next_systematic = 0, next_coded = 0;
-    bool waiting = false;  // the round is out: wait for an ACK covering round_last or for rto_at
+    // The round is out: wait until its packets are acknowledged or declared lost, or for rto_at.
+    bool waiting = false;
+    bool rtt_sampled = false;  // an ACK covered round_last
     std::uint64_t round_last = 0;
     TimePoint round_sent{}, rto_at{};
+    // The packets of its rounds neither acknowledged nor declared lost yet, and when the first of them
+    // below the largest acknowledged counts as lost by time (max() when none is).
+    std::vector<SentPacket> in_flight;
+    TimePoint loss_at = TimePoint::max();
     int backoff = 0;
     // Waiting because the source had no more than the peer (a relay): its rank then. When the
     // source grows past it, sending resumes at once rather than at the timeout.
@@ -126,6 +140,19 @@ class Session {
   };
 
   void on_ack(const proto::AckBody& ack, TimePoint now);
+  void update_loss_estimate(const proto::AckBody& ack);
+  void sample_rtt(std::chrono::microseconds sample);
+  // Loss detection of RFC 9002 section 6.1 over a flight's packets in flight: those the ACK (if any)
+  // covers leave, as do those below the largest acknowledged by the reordering threshold in packets or
+  // in time. Sets the flight's loss_at for the rest.
+  void settle(Flight& f, const proto::AckBody* ack, TimePoint now);
+  bool lost(const SentPacket& p, TimePoint now) const;
+  std::chrono::microseconds loss_delay() const;
+  // A packet declared lost that the ACK covers after all was reordered: the thresholds grow to its
+  // distance and delay (as QUIC stacks adapt theirs), so that reordering does not end rounds early.
+  void detect_spurious_losses(const proto::AckBody& ack, TimePoint now);
+  // Every packet of the round is accounted for: the next round, sized by the peer's rank.
+  void end_round(Flight& f, TimePoint now);
   bool behind_window() const;
   void refresh_window();
   Flight* pick(TimePoint now);
@@ -154,13 +181,25 @@ class Session {
   bool confirmed_ = false, peer_complete_ = false, peer_final_seen_ = false;
   std::uint32_t peer_known_ = 0, peer_next_needed_;
   std::vector<proto::AckEntry> peer_entries_;
-  std::uint64_t last_largest_ = 0;   // where the loss sample in progress began: the largest packet
-  std::uint32_t last_received_ = 0;  // number and received count of the ACK that ended the last one
-  bool have_ack_ = false;
+  // Where the loss sample in progress began: packets sent and lost as update_loss_estimate counts them.
+  std::uint64_t last_sent_ = 0;
+  std::int64_t last_lost_ = 0;
+  std::uint32_t last_received_ = 0;
+  bool have_ack_ = false, last_settled_ = false;
   double loss_ = 0;
+  double loss_mean_ = 0;  // the average loss_ is the clamp of: below zero after reordered arrivals
 
-  std::chrono::microseconds srtt_{0}, rttvar_{0};
+  std::chrono::microseconds srtt_{0}, rttvar_{0}, latest_rtt_{0};
   bool have_rtt_ = false;
+
+  // Loss detection: the newest ACK (by its packet number: an older one overtaken by it says less), the
+  // largest number acknowledged, the reordering thresholds, and recent packets declared lost.
+  std::uint64_t newest_ack_ = 0, largest_acked_ = 0;
+  std::uint64_t reorder_packets_;
+  std::chrono::microseconds reorder_delay_{0};
+  std::deque<LostPacket> lost_;
+  std::uint64_t settled_ = 0;      // coded packets acknowledged or declared lost
+  std::int64_t settled_lost_ = 0;  // of them declared lost, less those found reordered since
 
   // Before the first ACK: octets received from the peer, and sent to it (the MANIFEST's resends too).
   std::size_t received_ = 0, unconfirmed_sent_ = 0;
