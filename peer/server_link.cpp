@@ -13,6 +13,9 @@ constexpr std::uint32_t kAckEvery = 16;  // CODED packets between ACKs at most
 // lost ones by them, and at least every 16th packet an ACK goes out, so each is told of many times.
 constexpr std::size_t kAckHistoryWords = 16;
 constexpr auto kMaxBackoff = 1000ms;
+// Silence while data is expected for this long: an ACK tells the server where we are, in case our
+// address changed (a NAT rebinding), which it can learn only from a packet of ours.
+constexpr auto kNudgeAfter = 200ms;
 // How long a MANIFEST of another identity than the pinned one waits for one of the pinned identity.
 constexpr auto kMismatchWait = 300ms;
 
@@ -285,7 +288,9 @@ void ServerLink::poll(TimePoint now, const Send& send) {
         recovering_ = true;
         return begin_handshake(now, send);
       }
-      if (ack_now_ || now >= ack_due_ || (wanting && now - last_ack_ > idle_timeout_ / 4)) send_ack(now, send);
+      const bool nudge =
+          wanting && receiver_.expecting_data() && silence > kNudgeAfter && now - last_ack_ > kNudgeAfter;
+      if (ack_now_ || now >= ack_due_ || nudge || (wanting && now - last_ack_ > idle_timeout_ / 4)) send_ack(now, send);
       return;
     }
     default: return;

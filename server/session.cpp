@@ -183,6 +183,14 @@ void Session::on_ack(const proto::AckBody& ack, TimePoint now) {
   largest_acked_ = std::max(largest_acked_, ack.largest);
   detect_spurious_losses(ack, now);
 
+  // An ACK for the probe proves the peer receives at the probed address. Without a history it must
+  // be the largest: the probe alone went there.
+  if (probe_ && probe_->number != 0 &&
+      (ack.history.empty() ? ack.largest == probe_->number : proto::acknowledges(ack, probe_->number))) {
+    validated_ = probe_->to;
+    probe_.reset();
+  }
+
   if (ack.known > peer_known_) desc_backoff_ = 0;  // descriptors arrive: resends go back to the RTO
   peer_known_ = std::max(peer_known_, ack.known);
   // A peer never goes back; an old ACK overtaken by a newer one says nothing new.
@@ -381,6 +389,26 @@ std::size_t Session::segments_packet(std::span<std::uint8_t> out, TimePoint now)
   ++counters_.segments_sent;
   return seal(out.first(std::min(out.size(), room)), proto::PacketType::segments,
               [&](proto::Writer& w) { proto::write_body(w, body); });
+}
+
+std::size_t Session::probe_path(std::span<std::uint8_t> out, const net::Address& from, std::size_t received,
+                                TimePoint now) {
+  if (!probe_ || probe_->to != from) probe_ = PathProbe{from};
+  probe_->received += received;
+  if (probe_->number != 0 && now - probe_->at < rto(0)) return 0;
+  constexpr std::size_t size = proto::kHeaderSize + proto::kSegmentsHeaderSize + proto::kTagSize;
+  if (probe_->sent + size > 3 * probe_->received) return 0;  // anti-amplification toward an unvalidated address
+  proto::SegmentsBody body;
+  body.segment_count = source_.segment_count();
+  body.first = body.segment_count;  // no descriptors: it tells the peer nothing it did not know
+  body.stream_flags = static_cast<std::uint8_t>((source_.final() ? proto::stream_flags::final : 0) |
+                                                (source_.info().live ? proto::stream_flags::live : 0));
+  const std::size_t len = seal(out, proto::PacketType::segments, [&](proto::Writer& w) { proto::write_body(w, body); });
+  if (len == 0) return 0;
+  probe_->number = next_number_ - 1;
+  probe_->sent += len;
+  probe_->at = now;
+  return len;
 }
 
 std::size_t Session::unconfirmed_budget() const {

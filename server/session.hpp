@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "net/address.hpp"
@@ -70,8 +71,19 @@ class Session {
     std::optional<proto::DropReason> drop;  // set: the datagram was dropped for this reason
     std::optional<proto::ByeReason> bye;    // set: the peer closed the session
   };
-  // A datagram with this session's id from its address (the caller checked both), header parsed.
+  // A datagram with this session's id (the caller checked it), header parsed; from peer() or, when the
+  // peer's address changed (a NAT rebinding), from another address (see probe_path).
   Inbound receive(std::span<std::uint8_t> datagram, const proto::Header& header, TimePoint now);
+
+  // Path validation (docs/protocol.md section 3): an authentic packet of `received` octets came from
+  // `from`, not peer(). The session probes that address with a packet of its own, an empty SEGMENTS
+  // that the peer acknowledges at once, and keeps sending everything else to peer() until an ACK
+  // acknowledges the probe: only a peer that receives at `from` can. The probe, written to out, or 0
+  // when none is due (one per retransmission timeout, at most three times what came from there).
+  std::size_t probe_path(std::span<std::uint8_t> out, const net::Address& from, std::size_t received, TimePoint now);
+  // The address whose probe an ACK acknowledged, once; the caller moves the session there.
+  std::optional<net::Address> take_validated_path() { return std::exchange(validated_, std::nullopt); }
+  void move_to(const net::Address& to) { peer_ = to; }
 
   // The next packet due now, written to out (at least max_datagram octets); 0 when none is.
   std::size_t next_packet(std::span<std::uint8_t> out, TimePoint now);
@@ -213,6 +225,16 @@ class Session {
   bool final_sent_ = false;
 
   std::deque<Flight> flights_;  // increasing segments, within [base, base + window)
+
+  // The address being validated: octets from it, the probe's number (0 before the first) and octets sent.
+  struct PathProbe {
+    net::Address to;
+    std::size_t received = 0, sent = 0;
+    std::uint64_t number = 0;
+    TimePoint at{};
+  };
+  std::optional<PathProbe> probe_;
+  std::optional<net::Address> validated_;
 
   TokenBucket pacing_;  // octets
   TimePoint last_heard_;

@@ -285,6 +285,42 @@ TEST(Session, ReorderingCostsAtMostATenthMore) {
   }
 }
 
+// Path validation (issue 16): an authentic packet from a new address draws a probe there, within three
+// times what came from there and once per timeout; the session moves only when an ACK acknowledges the
+// probe, which only a peer receiving at the new address can send.
+TEST(Session, ANewAddressIsProbedAndValidatedOnlyByAnAckOfTheProbe) {
+  Fixture f(3);
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {1, 2, 3}, f.observer,
+            TimePoint{} + 1s);
+  SimPeer peer(f.keys, 7, f.info, f.config.window);
+  const auto moved = net::Address::parse("127.0.0.1:2");
+  TimePoint t = TimePoint{} + 1s;
+  auto ack = [&] {
+    auto a = peer.ack();
+    EXPECT_FALSE(s.receive(a, *proto::parse_header(a), t).drop);
+    return a.size();
+  };
+  ack();
+  std::vector<std::uint8_t> buf(1200);
+  EXPECT_EQ(s.probe_path(buf, moved, 10, t), 0u) << "10 octets from there allow no 46-octet probe";
+  const std::size_t len = s.probe_path(buf, moved, ack(), t);
+  ASSERT_GT(len, 0u);
+  EXPECT_EQ(s.probe_path(buf, moved, ack(), t + 1ms), 0u) << "one probe per retransmission timeout";
+  // The peer never got the probe (a spoofed source): its ACKs do not move the session.
+  for (std::size_t n; (n = s.next_packet(buf, t)) != 0;)
+    peer.deliver({buf.begin(), buf.begin() + static_cast<long>(n)});
+  ack();
+  EXPECT_FALSE(s.take_validated_path());
+  // A probe that arrives is acknowledged: the peer receives at the new address.
+  t += 100ms;
+  const std::size_t again = s.probe_path(buf, moved, ack(), t);
+  ASSERT_GT(again, 0u);
+  peer.deliver({buf.begin(), buf.begin() + static_cast<long>(again)});
+  ack();
+  EXPECT_EQ(s.take_validated_path(), moved);
+  EXPECT_FALSE(s.take_validated_path()) << "taken once";
+}
+
 TEST(Session, NoCodedDataBeforeKeyConfirmation) {
   Fixture f(3);
   Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});
