@@ -149,8 +149,7 @@ void Server::probe_path(Session& s, const net::Address& to, std::size_t received
 void Server::migrate(std::uint32_t slot, const net::Address& to, TimePoint now) {
   Session& s = *slots_[slot].session;
   // The session counts under its new address; where that holds its limit already, it stays put.
-  if (!config_.sources->try_add(to)) return;
-  config_.sources->remove(s.peer());
+  if (!config_.sources->move(s.peer(), to)) return;
   // The JOIN from the old address is spent: replayed, it opens nothing.
   by_join_.erase({s.peer(), s.nonce()});
   admission_.retire({s.peer(), s.nonce()}, now);
