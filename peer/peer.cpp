@@ -138,6 +138,7 @@ class Peer {
 
   void after_input(TimePoint now) {
     links_.check_server_ids();
+    links_.rebalance(now, [this](std::size_t i) { return sender(i); });
     drop_polluters();
     relay_.after_input();
     check_done(now);

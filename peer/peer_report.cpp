@@ -51,6 +51,7 @@ nlohmann::json link_json(const ServerLink& l) {
                     {"acks", c.acks_sent},
                     {"handshakes", c.handshakes},
                     {"rejoins", c.rejoins},
+                    {"reshares", c.reshares},
                     {"drops", drops_json(c.drops)}};
   if (l.server_id()) sj["server_id"] = *l.server_id();
   if (l.identity()) sj["identity"] = proto::to_hex(*l.identity());
@@ -71,6 +72,7 @@ void add_links(nlohmann::json& j, const ServerLinks& links, std::uint64_t bad) {
   }
   j["bad_packets"] = bad;
   j["rejoins"] = rejoins;
+  j["failovers"] = links.failovers();
   j["servers"] = servers;
 }
 
@@ -100,6 +102,7 @@ nlohmann::json peer_report(const RunSummary& run, const StreamReceiver& receiver
   j["stalls"] = s.stalls;
   j["skipped"] = s.skipped;
   j["stall_s"] = s.stall_seconds;
+  j["below_bitrate_s"] = s.below_bitrate_seconds;
   j["simulated_losses"] = run.simulated_losses;
   add_links(j, links, s.rejected + run.unknown_source);
   if (!run.relay.is_null()) j["relay"] = run.relay;

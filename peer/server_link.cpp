@@ -9,7 +9,13 @@ namespace {
 
 using namespace std::chrono_literals;
 constexpr std::uint32_t kAckEvery = 16;  // CODED packets between ACKs at most
+// Packets below the largest that an ACK tells about (1023, the replay window): the server tells reordered packets from
+// lost ones by them, and at least every 16th packet an ACK goes out, so each is told of many times.
+constexpr std::size_t kAckHistoryWords = 16;
 constexpr auto kMaxBackoff = 1000ms;
+// Silence while data is expected for this long: an ACK tells the server where we are, in case our
+// address changed (a NAT rebinding), which it can learn only from a packet of ours.
+constexpr auto kNudgeAfter = 200ms;
 // How long a MANIFEST of another identity than the pinned one waits for one of the pinned identity.
 constexpr auto kMismatchWait = 300ms;
 
@@ -155,6 +161,7 @@ void ServerLink::on_manifest(const proto::Header& header, std::span<std::uint8_t
   server_id_ = accepted->body.server_id;
   identity_ = accepted->handshake.identity;
   state_ = State::established;
+  recovering_ = false;
   last_heard_ = now;
   pending_.clear();
   // The first ACK confirms the key to the server, which sends no data before it.
@@ -217,6 +224,7 @@ bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& he
       } else {
         // The server is going away (or dropped us): start over with a new handshake.
         ++counters_.rejoins;
+        recovering_ = true;
         begin_handshake(now, send);
       }
       return false;
@@ -238,6 +246,7 @@ void ServerLink::send_ack(TimePoint now, const Send& send) {
   ack.flags = static_cast<std::uint8_t>((receiver_.complete() ? proto::ack_flags::complete : 0) |
                                         (receiver_.final_seen() ? proto::ack_flags::final_seen : 0));
   ack.entries = receiver_.ack_entries();
+  for (std::size_t w = 0; w < kAckHistoryWords; ++w) ack.history.push_back(replay_.seen_below(w));
   std::vector<std::uint8_t> out(max_datagram_);
   const std::size_t len = proto::seal_packet(out, {proto::PacketType::ack, session_, next_number_}, *seal_,
                                              [&](proto::Writer& w) { proto::write_body(w, ack); });
@@ -276,9 +285,12 @@ void ServerLink::poll(TimePoint now, const Send& send) {
       // forgot us. Keep what was decoded and join again.
       if (wanting && ((receiver_.expecting_data() && silence > options_.stall_timeout) || silence > idle_timeout_)) {
         ++counters_.rejoins;
+        recovering_ = true;
         return begin_handshake(now, send);
       }
-      if (ack_now_ || now >= ack_due_ || (wanting && now - last_ack_ > idle_timeout_ / 4)) send_ack(now, send);
+      const bool nudge =
+          wanting && receiver_.expecting_data() && silence > kNudgeAfter && now - last_ack_ > kNudgeAfter;
+      if (ack_now_ || now >= ack_due_ || nudge || (wanting && now - last_ack_ > idle_timeout_ / 4)) send_ack(now, send);
       return;
     }
     default: return;
@@ -289,20 +301,32 @@ void ServerLink::acknowledge(TimePoint now, const Send& send) {
   if (state_ == State::established) send_ack(now, send);
 }
 
+void ServerLink::send_bye(const Send& send, proto::ByeReason reason) {
+  std::vector<std::uint8_t> out(max_datagram_);
+  const std::size_t len = proto::seal_packet(out, {proto::PacketType::bye, session_, next_number_}, *seal_,
+                                             [&](proto::Writer& w) { proto::write_body(w, proto::ByeBody{reason}); });
+  if (len == 0) return;
+  ++next_number_;
+  out.resize(len);
+  send(out);
+}
+
 void ServerLink::close(const Send& send, proto::ByeReason reason) {
   if (state_ == State::established) {
-    const auto now = Clock::now();
-    send_ack(now, send);
-    std::vector<std::uint8_t> out(max_datagram_);
-    const std::size_t len = proto::seal_packet(out, {proto::PacketType::bye, session_, next_number_}, *seal_,
-                                               [&](proto::Writer& w) { proto::write_body(w, proto::ByeBody{reason}); });
-    if (len > 0) {
-      ++next_number_;
-      out.resize(len);
-      send(out);
-    }
+    send_ack(Clock::now(), send);
+    send_bye(send, reason);
   }
   if (state_ != State::failed) state_ = State::closed;
+}
+
+void ServerLink::reshare(std::uint16_t share, bool systematic, TimePoint now, const Send& send) {
+  if (share == options_.share && systematic == options_.systematic) return;
+  options_.share = share;
+  options_.systematic = systematic;
+  if (state_ != State::established) return;
+  ++counters_.reshares;
+  send_bye(send, proto::ByeReason::done);
+  begin_handshake(now, send);
 }
 
 }  // namespace ncast::peer

@@ -38,6 +38,7 @@ struct LinkOptions {
 
 struct LinkCounters {
   std::uint64_t packets = 0, bytes = 0, coded = 0, acks_sent = 0, handshakes = 0, rejoins = 0;
+  std::uint64_t reshares = 0;  // new sessions for another share after a server died or came back
   proto::DropCounters drops;
 };
 
@@ -58,6 +59,10 @@ class ServerLink {
   void acknowledge(TimePoint now, const Send& send);
   // Tells the server we are done (a final ACK and BYE) and closes.
   void close(const Send& send, proto::ByeReason reason);
+  // Another share of the symbols, and the source symbols or not. The JOIN fixes a session's share, so
+  // an established session is said goodbye to and a new one joined (it resumes where the receiver is);
+  // otherwise the next JOIN carries it.
+  void reshare(std::uint16_t share, bool systematic, TimePoint now, const Send& send);
   void fail(std::string why);
 
   State state() const { return state_; }
@@ -66,6 +71,10 @@ class ServerLink {
   std::optional<std::uint32_t> server_id() const { return server_id_; }
   std::optional<proto::PublicKey> identity() const { return identity_; }
   const LinkCounters& counters() const { return counters_; }
+  // When the server was last heard from (an authentic packet of the session).
+  TimePoint last_heard() const { return last_heard_; }
+  // Joining again because the server went silent or said goodbye: it may be gone.
+  bool recovering() const { return recovering_; }
 
  private:
   void begin_handshake(TimePoint now, const Send& send);
@@ -73,6 +82,7 @@ class ServerLink {
   bool on_protected(std::span<std::uint8_t> datagram, const proto::Header& header, TimePoint now, const Send& send);
   void note_identity_mismatch(const proto::Header& header, std::span<std::uint8_t> datagram, TimePoint now);
   void send_ack(TimePoint now, const Send& send);
+  void send_bye(const Send& send, proto::ByeReason reason);
   void drop(proto::DropReason reason) { counters_.drops.count(reason); }
 
   LinkOptions options_;
@@ -101,6 +111,7 @@ class ServerLink {
   TimePoint largest_at_{};
   std::uint32_t received_ = 0;
   TimePoint last_heard_{}, last_ack_{};
+  bool recovering_ = false;
   std::uint32_t unacked_ = 0;
   TimePoint ack_due_ = TimePoint::max();
   bool ack_now_ = false;

@@ -3,6 +3,14 @@
 #include <algorithm>
 
 namespace ncast::peer {
+namespace {
+
+// Link i's share of k, as the JOIN carries it: the remainder goes to the first.
+std::uint16_t share_of(std::size_t i, std::size_t k) {
+  return static_cast<std::uint16_t>(proto::kFullShare / k + (i < proto::kFullShare % k ? 1 : 0));
+}
+
+}  // namespace
 
 ServerLinks::ServerLinks(const std::vector<net::Address>& servers, const LinkOptions& common,
                          StreamReceiver& receiver) {
@@ -10,10 +18,11 @@ ServerLinks::ServerLinks(const std::vector<net::Address>& servers, const LinkOpt
   for (std::size_t i = 0; i < k; ++i) {
     LinkOptions lo = common;
     lo.server = servers[i];
-    lo.share = static_cast<std::uint16_t>(proto::kFullShare / k + (i < proto::kFullShare % k ? 1 : 0));
+    lo.share = share_of(i, k);
     lo.systematic = i == 0;
     links_.push_back(std::make_unique<ServerLink>(lo, receiver));
   }
+  live_.assign(k, true);
 }
 
 std::optional<std::size_t> ServerLinks::find(const net::Address& server) const {
@@ -42,6 +51,32 @@ void ServerLinks::check_server_ids() {
 bool ServerLinks::all_failed() const {
   return std::all_of(links_.begin(), links_.end(),
                      [](const auto& l) { return l->state() == ServerLink::State::failed; });
+}
+
+void ServerLinks::rebalance(TimePoint now, const std::function<ServerLink::Send(std::size_t)>& sender) {
+  TimePoint newest = TimePoint::min();
+  for (const auto& l : links_)
+    if (l->state() == ServerLink::State::established) newest = std::max(newest, l->last_heard());
+  if (newest == TimePoint::min()) return;
+  std::vector<bool> live(links_.size());
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    const ServerLink& l = *links_[i];
+    const bool joining = l.state() == ServerLink::State::hello || l.state() == ServerLink::State::join;
+    // A first handshake, or one for a new share, is under way: judge once it is done.
+    if (joining && !l.recovering()) return;
+    live[i] = l.state() == ServerLink::State::established && newest - l.last_heard() < kDeadAfter;
+    count += live[i] ? 1 : 0;
+  }
+  if (live == live_) return;
+  live_ = live;
+  ++failovers_;
+  std::size_t rank = 0;
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    if (!live[i]) continue;
+    links_[i]->reshare(share_of(rank, count), rank == 0, now, sender(i));
+    ++rank;
+  }
 }
 
 std::string ServerLinks::failures() const {

@@ -237,6 +237,8 @@ Clock::duration StreamReceiver::play_time(std::size_t bytes) const {
 
 void StreamReceiver::count_stall(TimePoint now) {
   const auto waited = now - waiting_since_;
+  if (params_.bitrate > 0 && waited > Clock::duration::zero())
+    stats_.below_bitrate_seconds += std::chrono::duration<double>(waited).count();
   if (waited <= options_.stall_threshold) return;
   ++stats_.stalls;
   stats_.stall_seconds += std::chrono::duration<double>(waited - options_.stall_threshold).count();

@@ -55,6 +55,9 @@ struct ReceiverStats {
   std::uint64_t skipped = 0;         // segments a live server dropped before they were received
   std::uint64_t stalls = 0;
   double stall_seconds = 0;
+  // Every wait of the player for a segment, short ones too: the time the stream came slower than its
+  // bitrate (a server lost and its share not yet taken over), which short waits alone never show.
+  double below_bitrate_seconds = 0;
   // A relay's decoded segments kept to recode from: bytes now, at most, and segments evicted.
   std::uint64_t kept_bytes = 0, kept_peak_bytes = 0, evicted = 0;
 };

@@ -420,7 +420,7 @@ Parsed<CodedView> decode_coded_body(std::span<const std::uint8_t> body, std::siz
 // ---- ACK ----
 
 void write_body(Writer& w, const AckBody& b) {
-  if (b.entries.size() > kMaxAckEntries) return w.fail();
+  if (b.entries.size() > kMaxAckEntries || b.history.size() > kMaxAckHistoryWords) return w.fail();
   w.u64(b.largest);
   w.u32(b.ack_delay_us);
   w.u32(b.received);
@@ -434,6 +434,16 @@ void write_body(Writer& w, const AckBody& b) {
     w.u8(e.decoded ? 1 : 0);
     w.u8(0);
   }
+  if (b.history.empty()) return;
+  w.u8(static_cast<std::uint8_t>(b.history.size()));
+  for (const std::uint64_t word : b.history) w.u64(word);
+}
+
+bool acknowledges(const AckBody& ack, std::uint64_t number) {
+  if (number >= ack.largest) return number == ack.largest;
+  if (ack.history.empty()) return true;
+  const std::uint64_t back = ack.largest - 1 - number;
+  return back < 64 * ack.history.size() && (ack.history[back / 64] >> (back % 64) & 1) != 0;
 }
 
 Parsed<AckBody> decode_ack_body(std::span<const std::uint8_t> body) {
@@ -448,7 +458,7 @@ Parsed<AckBody> decode_ack_body(std::span<const std::uint8_t> body) {
   const std::size_t count = r.u8();
   if (!r.ok()) return DropReason::truncated;
   if (count > kMaxAckEntries || (b.flags & ~(ack_flags::complete | ack_flags::final_seen)) != 0 ||
-      r.remaining() != count * 8)
+      r.remaining() < count * 8)
     return DropReason::malformed;
   b.entries.resize(count);
   std::uint64_t previous = 0;
@@ -465,6 +475,12 @@ Parsed<AckBody> decode_ack_body(std::span<const std::uint8_t> body) {
     previous = e.segment;
     first = false;
   }
+  if (r.done()) return b;
+  // The optional history: a word count (an empty history is written as no block at all) and the words.
+  const std::size_t words = r.u8();
+  if (words == 0 || words > kMaxAckHistoryWords || r.remaining() != words * 8) return DropReason::malformed;
+  b.history.resize(words);
+  for (auto& word : b.history) word = r.u64();
   if (!r.done()) return DropReason::malformed;
   return b;
 }

@@ -28,6 +28,7 @@ inline constexpr std::size_t kMinDatagram = 1200;
 inline constexpr std::size_t kMaxDatagram = 65507;
 inline constexpr std::size_t kMaxWindow = 64;
 inline constexpr std::size_t kMaxAckEntries = 64;
+inline constexpr std::size_t kMaxAckHistoryWords = 16;  // 1024 packet numbers: a replay window's worth
 inline constexpr std::uint16_t kFullShare = 1000;
 inline constexpr std::size_t kMaxTokenSize = 64;
 inline constexpr std::size_t kMaxSuites = 8;
@@ -277,7 +278,12 @@ struct AckBody {
   std::uint32_t next_needed = 0;
   std::uint8_t flags = 0;
   std::vector<AckEntry> entries;  // increasing segments, all ≥ next_needed, at most 64
+  // Which packets below `largest` were received: bit i of word w stands for largest − 1 − (64w + i).
+  // Empty from a peer that does not say (the block is optional on the wire), at most 16 words.
+  std::vector<std::uint64_t> history;
 };
+// Whether the ACK says packet `number` was received; without a history, every number up to largest.
+bool acknowledges(const AckBody& ack, std::uint64_t number);
 void write_body(Writer& w, const AckBody& body);
 Parsed<AckBody> decode_ack_body(std::span<const std::uint8_t> body);
 

@@ -28,4 +28,14 @@ void ReplayWindow::accept(std::uint64_t number) {
   set(number);
 }
 
+std::uint64_t ReplayWindow::seen_below(std::size_t word) const {
+  std::uint64_t bits = 0;
+  for (std::uint64_t i = 0; i < 64; ++i) {
+    const std::uint64_t back = 1 + 64 * word + i;
+    if (empty_ || back > largest_ || back >= kSize) break;
+    if (test(largest_ - back)) bits |= std::uint64_t{1} << i;
+  }
+  return bits;
+}
+
 }  // namespace ncast::proto

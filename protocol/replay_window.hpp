@@ -19,6 +19,9 @@ class ReplayWindow {
 
   bool empty() const { return empty_; }
   std::uint64_t largest() const { return largest_; }
+  // Which of the 64 numbers below largest − 64·word were seen: bit i for largest − 1 − (64·word + i)
+  // (an ACK's history, docs/protocol.md section 2.9).
+  std::uint64_t seen_below(std::size_t word) const;
 
  private:
   bool test(std::uint64_t number) const { return bits_[(number % kSize) / 64] >> (number % 64) & 1; }

@@ -34,6 +34,8 @@ ServerMetrics& ServerMetrics::operator+=(const ServerMetrics& o) {
   systematic_packets += o.systematic_packets;
   segments_packets += o.segments_packets;
   bye_packets += o.bye_packets;
+  path_probes += o.path_probes;
+  migrations += o.migrations;
   tx_bytes += o.tx_bytes;
   segments_completed += o.segments_completed;
   completed_symbols_sent += o.completed_symbols_sent;
@@ -101,17 +103,25 @@ void per_stream(std::ostringstream& o, const ServerGauges& g) {
   }
 }
 
-}  // namespace
-
-std::string render_prometheus(const ServerMetrics& m, const ServerGauges& g) {
-  std::ostringstream o;
-  o.precision(17);
+void render_sessions(std::ostringstream& o, const ServerMetrics& m, const ServerGauges& g) {
   gauge(o, "ncast_sessions", "Sessions open now.", static_cast<double>(g.sessions));
   counter(o, "ncast_sessions_created_total", "Sessions created.", static_cast<double>(m.sessions_created));
   o << "# HELP ncast_sessions_closed_total Sessions closed, by reason.\n# TYPE ncast_sessions_closed_total counter\n";
   const char* reasons[kCloseReasons] = {"bye", "idle", "shutdown", "handshake"};
   for (std::size_t i = 0; i < kCloseReasons; ++i)
     o << "ncast_sessions_closed_total{reason=\"" << reasons[i] << "\"} " << m.sessions_closed[i] << '\n';
+  counter(o, "ncast_path_probes_total", "Probes sent to a peer's new address (path validation).",
+          static_cast<double>(m.path_probes));
+  counter(o, "ncast_path_migrations_total", "Sessions moved to a peer's new, validated address.",
+          static_cast<double>(m.migrations));
+}
+
+}  // namespace
+
+std::string render_prometheus(const ServerMetrics& m, const ServerGauges& g) {
+  std::ostringstream o;
+  o.precision(17);
+  render_sessions(o, m, g);
   gauge(o, "ncast_streams", "Streams served.", static_cast<double>(g.streams));
   gauge(o, "ncast_stream_segments", "Segments held, all streams.", static_cast<double>(g.segments));
   gauge(o, "ncast_stream_bytes", "Octets of media held, all streams.", static_cast<double>(g.stream_bytes));

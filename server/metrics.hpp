@@ -28,6 +28,8 @@ struct ServerMetrics {
   // Sessions.
   std::uint64_t sessions_created = 0;
   std::array<std::uint64_t, kCloseReasons> sessions_closed{};
+  // Path validation: probes sent to a peer's new address, and sessions moved there.
+  std::uint64_t path_probes = 0, migrations = 0;
   // Output by packet type (protected ones), in packets and octets.
   std::uint64_t coded_packets = 0, systematic_packets = 0, segments_packets = 0, bye_packets = 0, tx_bytes = 0;
   // Completed segments and the coded symbols they took.

@@ -126,12 +126,36 @@ void Server::on_protected(const proto::Prefix& prefix, std::span<std::uint8_t> d
   if (it == by_id_.end()) return metrics_.drops.count(proto::DropReason::unknown_session);
   const std::uint32_t slot = it->second;
   Session& s = *slots_[slot].session;
-  if (s.peer() != from) return metrics_.drops.count(proto::DropReason::wrong_address);
+  const bool elsewhere = s.peer() != from;
   const auto in = s.receive(d, *header, now);
-  if (in.drop) return metrics_.drops.count(*in.drop);
+  // From another address only an authentic packet counts (the peer's address changed); anything else
+  // from there is misdirected, or a spoofer's.
+  if (in.drop) return metrics_.drops.count(elsewhere ? proto::DropReason::wrong_address : *in.drop);
   if (in.bye) return close(slot, CloseReason::bye, false);
+  if (const auto to = s.take_validated_path()) migrate(slot, *to, now);
+  if (s.peer() != from) probe_path(s, from, d.size(), now);
   // The ACK may open a round or change the rate: the session is looked at on the next tick.
   schedule(slot, now);
+}
+
+void Server::probe_path(Session& s, const net::Address& to, std::size_t received, TimePoint now) {
+  if (socket_.full() && !socket_.flush()) return;
+  if (const std::size_t len = s.probe_path(socket_.slot(), to, received, now)) {
+    socket_.commit(len, to);
+    ++metrics_.path_probes;
+  }
+}
+
+void Server::migrate(std::uint32_t slot, const net::Address& to, TimePoint now) {
+  Session& s = *slots_[slot].session;
+  // The session counts under its new address; where that holds its limit already, it stays put.
+  if (!config_.sources->move(s.peer(), to)) return;
+  // The JOIN from the old address is spent: replayed, it opens nothing.
+  by_join_.erase({s.peer(), s.nonce()});
+  admission_.retire({s.peer(), s.nonce()}, now);
+  s.move_to(to);
+  by_join_[{to, s.nonce()}] = slot;
+  ++metrics_.migrations;
 }
 
 // ---- scheduling ----

@@ -109,6 +109,10 @@ class Server final : private SessionObserver, private OpenSessions {
   void wait_writable();
   void housekeeping(TimePoint now);
   void close(std::uint32_t slot, CloseReason reason, bool say_bye);
+  // An authentic packet of the session came from `to`, not its address: probe it (Session::probe_path).
+  void probe_path(Session& s, const net::Address& to, std::size_t received, TimePoint now);
+  // The peer receives at `to` (its probe was acknowledged): the session moves there.
+  void migrate(std::uint32_t slot, const net::Address& to, TimePoint now);
 
   boost::asio::io_context& io_;
   ServerConfig config_;

@@ -13,6 +13,11 @@ constexpr microseconds kInitialRto{50'000};
 constexpr microseconds kMinRto{40'000};  // loopback RTTs are tiny, but a busy peer answers late
 constexpr microseconds kMaxRto{2'000'000};
 constexpr double kMaxLoss = 0.9;
+// RFC 9002's loss detection: a packet is lost once this many later ones were acknowledged (at first;
+// reordering raises it), or 9/8 of the RTT after it was sent, at least a millisecond.
+constexpr std::uint64_t kPacketThreshold = 3;
+constexpr microseconds kGranularity{1000};
+constexpr std::size_t kMaxLostRemembered = 1024;
 
 // Descriptors a SEGMENTS packet of at most `bytes` octets can carry.
 std::size_t descriptors_within(std::size_t bytes) {
@@ -35,6 +40,7 @@ Session::Session(std::uint64_t id, const net::Address& peer, const proto::Nonce&
       seal_(keys.suite, keys.server_key, keys.server_iv, proto::Aead::Direction::seal),
       open_(keys.suite, keys.peer_key, keys.peer_iv, proto::Aead::Direction::open),
       peer_next_needed_(config.start_segment),
+      reorder_packets_(kPacketThreshold),
       unconfirmed_sent_(manifest_.size()),
       manifest_sent_at_(now),
       pacing_(rate(), bucket_size(), std::max(2.0 * config_.max_datagram, static_cast<double>(burst_bytes())), now),
@@ -79,27 +85,110 @@ Session::Inbound Session::receive(std::span<std::uint8_t> datagram, const proto:
     in.drop = ack.error();
     return in;
   }
+  // Reordered on the way: an ACK older than one already taken says nothing new.
+  if (header.number < newest_ack_) return in;
+  newest_ack_ = header.number;
   on_ack(*ack, now);
   return in;
 }
 
+void Session::update_loss_estimate(const proto::AckBody& ack) {
+  // Loss: packets lost against packets sent, over an interval of at least 8 packets. With a history
+  // in the ACKs these are the coded packets that loss detection settled, those found reordered counted
+  // back as received; without, the packets the peer accepted against packet numbers sent. The interval
+  // spans as many ACKs as it takes: a paced peer acknowledges nearly every packet. A sample may be
+  // negative (packets counted lost in one interval arrive in the next), and clamping it or the average
+  // at zero would count reordered packets as lost for good.
+  const bool settled = !ack.history.empty();
+  const std::uint64_t sent = settled ? settled_ : ack.largest;
+  std::int64_t lost = settled_lost_;
+  if (!settled) {
+    const auto received = static_cast<std::uint32_t>(ack.received - last_received_);  // mod 2^32
+    lost = last_lost_ + static_cast<std::int64_t>(ack.largest - last_sent_) - static_cast<std::int64_t>(received);
+  }
+  if (!have_ack_ || settled != last_settled_) {
+    // The first sample, or the peer's ACKs changed kind: start counting afresh.
+    have_ack_ = true;
+    if (!settled) lost = 0;
+  } else if (sent >= last_sent_ + 8) {
+    const double interval = static_cast<double>(sent - last_sent_);
+    const double sample = std::clamp(static_cast<double>(lost - last_lost_) / interval, -1.0, kMaxLoss);
+    const double weight = std::min(1.0, interval / 256.0);  // a larger interval says more
+    loss_mean_ += weight * 0.5 * (sample - loss_mean_);
+    loss_ = std::clamp(loss_mean_, 0.0, kMaxLoss);
+  } else {
+    return;
+  }
+  last_sent_ = sent;
+  last_lost_ = lost;
+  last_received_ = ack.received;
+  last_settled_ = settled;
+}
+
+void Session::sample_rtt(microseconds sample) {
+  if (sample.count() <= 0) return;
+  latest_rtt_ = sample;
+  if (!have_rtt_) {
+    srtt_ = sample;
+    rttvar_ = sample / 2;
+    have_rtt_ = true;
+    return;
+  }
+  const auto err = sample > srtt_ ? sample - srtt_ : srtt_ - sample;
+  rttvar_ = (3 * rttvar_ + err) / 4;
+  srtt_ = (7 * srtt_ + sample) / 8;
+}
+
+microseconds Session::loss_delay() const {
+  const microseconds rtt = have_rtt_ ? std::max({srtt_, latest_rtt_, reorder_delay_}) : kInitialRto;
+  return std::clamp(rtt * 9 / 8, kGranularity, kMaxRto);
+}
+
+bool Session::lost(const SentPacket& p, TimePoint now) const {
+  return p.number < largest_acked_ && (largest_acked_ - p.number >= reorder_packets_ || now - p.at >= loss_delay());
+}
+
+void Session::settle(Flight& f, const proto::AckBody* ack, TimePoint now) {
+  std::erase_if(f.in_flight, [&](const SentPacket& p) {
+    if (ack && proto::acknowledges(*ack, p.number)) return ++settled_, true;
+    if (!lost(p, now)) return false;
+    ++settled_;
+    ++settled_lost_;
+    lost_.push_back({p.number, p.at});
+    if (lost_.size() > kMaxLostRemembered) lost_.pop_front();
+    return true;
+  });
+  f.loss_at = TimePoint::max();
+  for (const SentPacket& p : f.in_flight)
+    if (p.number < largest_acked_) f.loss_at = std::min(f.loss_at, p.at + loss_delay());
+}
+
+void Session::detect_spurious_losses(const proto::AckBody& ack, TimePoint now) {
+  // An ACK without a history covers everything up to its largest: it tells nothing of single packets.
+  const std::uint64_t span = 64 * ack.history.size();
+  std::erase_if(lost_, [&](const LostPacket& l) {
+    if (span > 0 && proto::acknowledges(ack, l.number)) {
+      reorder_packets_ = std::min(span, std::max(reorder_packets_, ack.largest - l.number + 1));
+      reorder_delay_ =
+          std::min(kMaxRto, std::max(reorder_delay_, std::chrono::duration_cast<microseconds>(now - l.at)));
+      --settled_lost_;  // received after all
+      return true;
+    }
+    return l.number + span < ack.largest;  // beyond what this peer's ACKs tell
+  });
+}
+
 void Session::on_ack(const proto::AckBody& ack, TimePoint now) {
   ++counters_.acks;
-  // Loss: packets the peer accepted against packet numbers sent, over an interval of at least 8 packet
-  // numbers. The interval spans as many ACKs as it takes: a paced peer acknowledges nearly every packet
-  // (max_ack_delay is shorter than its packet spacing), and ACK to ACK would never be a sample.
-  if (!have_ack_) {
-    have_ack_ = true;
-    last_largest_ = ack.largest;
-    last_received_ = ack.received;
-  } else if (ack.largest >= last_largest_ + 8) {
-    const double sent = static_cast<double>(ack.largest - last_largest_);
-    const double got = static_cast<double>(static_cast<std::uint32_t>(ack.received - last_received_));
-    const double sample = std::clamp(1.0 - got / sent, 0.0, kMaxLoss);
-    const double weight = std::min(1.0, sent / 256.0);  // a larger interval says more
-    loss_ += weight * 0.5 * (sample - loss_);
-    last_largest_ = ack.largest;
-    last_received_ = ack.received;
+  largest_acked_ = std::max(largest_acked_, ack.largest);
+  detect_spurious_losses(ack, now);
+
+  // An ACK for the probe proves the peer receives at the probed address. Without a history it must
+  // be the largest: the probe alone went there.
+  if (probe_ && probe_->number != 0 &&
+      (ack.history.empty() ? ack.largest == probe_->number : proto::acknowledges(ack, probe_->number))) {
+    validated_ = probe_->to;
+    probe_.reset();
   }
 
   if (ack.known > peer_known_) desc_backoff_ = 0;  // descriptors arrive: resends go back to the RTO
@@ -124,37 +213,37 @@ void Session::on_ack(const proto::AckBody& ack, TimePoint now) {
       observer_.segment_completed(f.sent, f.n_s);
       continue;
     }
-    if (!f.waiting || ack.largest < f.round_last) continue;
-    // The round is over: everything of it that will arrive has arrived.
-    const auto sample = std::chrono::duration_cast<microseconds>(now - f.round_sent) - microseconds(ack.ack_delay_us);
-    if (sample.count() > 0) {
-      if (!have_rtt_) {
-        srtt_ = sample;
-        rttvar_ = sample / 2;
-        have_rtt_ = true;
-      } else {
-        const auto err = sample > srtt_ ? sample - srtt_ : srtt_ - sample;
-        rttvar_ = (3 * rttvar_ + err) / 4;
-        srtt_ = (7 * srtt_ + sample) / 8;
-      }
+    settle(f, &ack, now);
+    if (!f.waiting) continue;
+    if (!f.rtt_sampled && ack.largest >= f.round_last) {
+      f.rtt_sampled = true;
+      sample_rtt(std::chrono::duration_cast<microseconds>(now - f.round_sent) - microseconds(ack.ack_delay_us));
     }
-    f.waiting = false;
-    f.backoff = 0;
-    f.starved_at.reset();
-    const std::uint32_t d = deficit(f);
-    if (d > 0) {
-      f.target = f.sent + round_size(d);
-      ++counters_.rounds;
-    } else {
-      // Full rank but not yet verified (or a relay with nothing more): wait for news.
-      f.waiting = true;
-      f.rto_at = now + rto(f.backoff);
-      f.starved_at = source_.rank(f.segment);
-    }
+    // The round is over when everything of it that will arrive has arrived: each of its packets was
+    // acknowledged or is lost by the reordering thresholds, not merely overtaken by its last one.
+    if (ack.largest >= f.round_last && f.in_flight.empty()) end_round(f, now);
   }
+  update_loss_estimate(ack);
   // Flights the peer no longer needs leave the window.
   while (!flights_.empty() && (flights_.front().segment < peer_next_needed_ || flights_.front().decoded))
     flights_.pop_front();
+}
+
+void Session::end_round(Flight& f, TimePoint now) {
+  f.waiting = false;
+  f.backoff = 0;
+  f.starved_at.reset();
+  f.loss_at = TimePoint::max();
+  const std::uint32_t d = deficit(f);
+  if (d > 0) {
+    f.target = f.sent + round_size(d);
+    ++counters_.rounds;
+  } else {
+    // Full rank but not yet verified (or a relay with nothing more): wait for news.
+    f.waiting = true;
+    f.rto_at = now + rto(f.backoff);
+    f.starved_at = source_.rank(f.segment);
+  }
 }
 
 // ---- output ----
@@ -213,6 +302,11 @@ Session::Flight* Session::pick(TimePoint now) {
       f.backoff = 0;
       f.starved_at.reset();
       f.target = f.sent + round_size(deficit(f));
+    }
+    if (f.waiting && now >= f.loss_at) {
+      // The last of the round's packets below the largest acknowledged are lost by time.
+      settle(f, nullptr, now);
+      if (f.in_flight.empty() && largest_acked_ >= f.round_last) end_round(f, now);
     }
     if (f.waiting) {
       if (now < f.rto_at) continue;
@@ -297,6 +391,26 @@ std::size_t Session::segments_packet(std::span<std::uint8_t> out, TimePoint now)
               [&](proto::Writer& w) { proto::write_body(w, body); });
 }
 
+std::size_t Session::probe_path(std::span<std::uint8_t> out, const net::Address& from, std::size_t received,
+                                TimePoint now) {
+  if (!probe_ || probe_->to != from) probe_ = PathProbe{from};
+  probe_->received += received;
+  if (probe_->number != 0 && now - probe_->at < rto(0)) return 0;
+  constexpr std::size_t size = proto::kHeaderSize + proto::kSegmentsHeaderSize + proto::kTagSize;
+  if (probe_->sent + size > 3 * probe_->received) return 0;  // anti-amplification toward an unvalidated address
+  proto::SegmentsBody body;
+  body.segment_count = source_.segment_count();
+  body.first = body.segment_count;  // no descriptors: it tells the peer nothing it did not know
+  body.stream_flags = static_cast<std::uint8_t>((source_.final() ? proto::stream_flags::final : 0) |
+                                                (source_.info().live ? proto::stream_flags::live : 0));
+  const std::size_t len = seal(out, proto::PacketType::segments, [&](proto::Writer& w) { proto::write_body(w, body); });
+  if (len == 0) return 0;
+  probe_->number = next_number_ - 1;
+  probe_->sent += len;
+  probe_->at = now;
+  return len;
+}
+
 std::size_t Session::unconfirmed_budget() const {
   if (confirmed_) return std::numeric_limits<std::size_t>::max();
   return 3 * received_ > unconfirmed_sent_ ? 3 * received_ - unconfirmed_sent_ : 0;
@@ -321,6 +435,7 @@ std::size_t Session::coded_packet(std::span<std::uint8_t> out, Flight& f, TimePo
     // The source cannot make this symbol (a relay holding nothing yet): wait for it to grow.
     f.waiting = true;
     f.round_last = next_number_;
+    f.rtt_sampled = true;  // nothing of it went out to time
     f.rto_at = now + rto(f.backoff);
     f.starved_at = source_.rank(f.segment);
     return 0;
@@ -333,8 +448,10 @@ std::size_t Session::coded_packet(std::span<std::uint8_t> out, Flight& f, TimePo
   }
   ++counters_.coded_sent;
   ++f.sent;
+  f.in_flight.push_back({next_number_ - 1, now});
   if (f.sent >= f.target) {
     f.waiting = true;
+    f.rtt_sampled = false;
     f.round_last = next_number_ - 1;
     f.round_sent = now;
     f.rto_at = now + rto(f.backoff);
@@ -415,7 +532,7 @@ TimePoint Session::next_wake(TimePoint now) const {
   for (const Flight& f : flights_) {
     if (f.decoded) continue;
     if (f.waiting && f.starved_at && source_.rank(f.segment) > *f.starved_at && deficit(f) > 0) return now;
-    if (f.waiting) wake = std::min(wake, f.rto_at);
+    if (f.waiting) wake = std::min({wake, f.rto_at, f.loss_at});
     else if (f.sent < f.target || deficit(f) > 0) return now;
     // Otherwise nothing until the source has more (a relay): the server wakes us when it does.
   }

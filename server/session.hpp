@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "net/address.hpp"
@@ -70,8 +71,19 @@ class Session {
     std::optional<proto::DropReason> drop;  // set: the datagram was dropped for this reason
     std::optional<proto::ByeReason> bye;    // set: the peer closed the session
   };
-  // A datagram with this session's id from its address (the caller checked both), header parsed.
+  // A datagram with this session's id (the caller checked it), header parsed; from peer() or, when the
+  // peer's address changed (a NAT rebinding), from another address (see probe_path).
   Inbound receive(std::span<std::uint8_t> datagram, const proto::Header& header, TimePoint now);
+
+  // Path validation (docs/protocol.md section 3): an authentic packet of `received` octets came from
+  // `from`, not peer(). The session probes that address with a packet of its own, an empty SEGMENTS
+  // that the peer acknowledges at once, and keeps sending everything else to peer() until an ACK
+  // acknowledges the probe: only a peer that receives at `from` can. The probe, written to out, or 0
+  // when none is due (one per retransmission timeout, at most three times what came from there).
+  std::size_t probe_path(std::span<std::uint8_t> out, const net::Address& from, std::size_t received, TimePoint now);
+  // The address whose probe an ACK acknowledged, once; the caller moves the session there.
+  std::optional<net::Address> take_validated_path() { return std::exchange(validated_, std::nullopt); }
+  void move_to(const net::Address& to) { peer_ = to; }
 
   // The next packet due now, written to out (at least max_datagram octets); 0 when none is.
   std::size_t next_packet(std::span<std::uint8_t> out, TimePoint now);
@@ -108,6 +120,14 @@ class Session {
   const SessionCounters& counters() const { return counters_; }
 
  private:
+  struct SentPacket {
+    std::uint64_t number = 0;
+    TimePoint at{};
+  };
+  struct LostPacket {
+    std::uint64_t number = 0;
+    TimePoint at{};
+  };
   struct Flight {
     std::uint32_t segment = 0;
     std::uint32_t n_s = 0;
@@ -116,9 +136,15 @@ class Session {
     bool systematic = false;
     std::uint32_t sent = 0, target = 0;
     std::uint32_t next_systematic = 0, next_coded = 0;
-    bool waiting = false;  // the round is out: wait for an ACK covering round_last or for rto_at
+    // The round is out: wait until its packets are acknowledged or declared lost, or for rto_at.
+    bool waiting = false;
+    bool rtt_sampled = false;  // an ACK covered round_last
     std::uint64_t round_last = 0;
     TimePoint round_sent{}, rto_at{};
+    // The packets of its rounds neither acknowledged nor declared lost yet, and when the first of them
+    // below the largest acknowledged counts as lost by time (max() when none is).
+    std::vector<SentPacket> in_flight;
+    TimePoint loss_at = TimePoint::max();
     int backoff = 0;
     // Waiting because the source had no more than the peer (a relay): its rank then. When the
     // source grows past it, sending resumes at once rather than at the timeout.
@@ -126,6 +152,19 @@ class Session {
   };
 
   void on_ack(const proto::AckBody& ack, TimePoint now);
+  void update_loss_estimate(const proto::AckBody& ack);
+  void sample_rtt(std::chrono::microseconds sample);
+  // Loss detection of RFC 9002 section 6.1 over a flight's packets in flight: those the ACK (if any)
+  // covers leave, as do those below the largest acknowledged by the reordering threshold in packets or
+  // in time. Sets the flight's loss_at for the rest.
+  void settle(Flight& f, const proto::AckBody* ack, TimePoint now);
+  bool lost(const SentPacket& p, TimePoint now) const;
+  std::chrono::microseconds loss_delay() const;
+  // A packet declared lost that the ACK covers after all was reordered: the thresholds grow to its
+  // distance and delay (as QUIC stacks adapt theirs), so that reordering does not end rounds early.
+  void detect_spurious_losses(const proto::AckBody& ack, TimePoint now);
+  // Every packet of the round is accounted for: the next round, sized by the peer's rank.
+  void end_round(Flight& f, TimePoint now);
   bool behind_window() const;
   void refresh_window();
   Flight* pick(TimePoint now);
@@ -154,13 +193,25 @@ class Session {
   bool confirmed_ = false, peer_complete_ = false, peer_final_seen_ = false;
   std::uint32_t peer_known_ = 0, peer_next_needed_;
   std::vector<proto::AckEntry> peer_entries_;
-  std::uint64_t last_largest_ = 0;   // where the loss sample in progress began: the largest packet
-  std::uint32_t last_received_ = 0;  // number and received count of the ACK that ended the last one
-  bool have_ack_ = false;
+  // Where the loss sample in progress began: packets sent and lost as update_loss_estimate counts them.
+  std::uint64_t last_sent_ = 0;
+  std::int64_t last_lost_ = 0;
+  std::uint32_t last_received_ = 0;
+  bool have_ack_ = false, last_settled_ = false;
   double loss_ = 0;
+  double loss_mean_ = 0;  // the average loss_ is the clamp of: below zero after reordered arrivals
 
-  std::chrono::microseconds srtt_{0}, rttvar_{0};
+  std::chrono::microseconds srtt_{0}, rttvar_{0}, latest_rtt_{0};
   bool have_rtt_ = false;
+
+  // Loss detection: the newest ACK (by its packet number: an older one overtaken by it says less), the
+  // largest number acknowledged, the reordering thresholds, and recent packets declared lost.
+  std::uint64_t newest_ack_ = 0, largest_acked_ = 0;
+  std::uint64_t reorder_packets_;
+  std::chrono::microseconds reorder_delay_{0};
+  std::deque<LostPacket> lost_;
+  std::uint64_t settled_ = 0;      // coded packets acknowledged or declared lost
+  std::int64_t settled_lost_ = 0;  // of them declared lost, less those found reordered since
 
   // Before the first ACK: octets received from the peer, and sent to it (the MANIFEST's resends too).
   std::size_t received_ = 0, unconfirmed_sent_ = 0;
@@ -174,6 +225,16 @@ class Session {
   bool final_sent_ = false;
 
   std::deque<Flight> flights_;  // increasing segments, within [base, base + window)
+
+  // The address being validated: octets from it, the probe's number (0 before the first) and octets sent.
+  struct PathProbe {
+    net::Address to;
+    std::size_t received = 0, sent = 0;
+    std::uint64_t number = 0;
+    TimePoint at{};
+  };
+  std::optional<PathProbe> probe_;
+  std::optional<net::Address> validated_;
 
   TokenBucket pacing_;  // octets
   TimePoint last_heard_;

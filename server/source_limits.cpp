@@ -35,8 +35,22 @@ void release(std::unordered_map<net::Address, std::size_t, net::AddressHash>& co
 
 bool SourceLimits::try_add(const net::Address& from) {
   if (per_address_ == 0) return true;
-  const net::Address host = host_of(from), network = network_of(from);
   const std::lock_guard lock(mutex_);
+  return add(from);
+}
+
+bool SourceLimits::move(const net::Address& from, const net::Address& to) {
+  if (per_address_ == 0) return true;
+  const std::lock_guard lock(mutex_);
+  release(addresses_, host_of(from));
+  release(networks_, network_of(from));
+  if (add(to)) return true;
+  add(from);  // its own place, freed a moment ago under the same lock
+  return false;
+}
+
+bool SourceLimits::add(const net::Address& from) {
+  const net::Address host = host_of(from), network = network_of(from);
   std::size_t& by_host = addresses_[host];
   std::size_t& by_network = networks_[network];
   if (by_host >= per_address() || by_network >= per_network()) {

@@ -24,10 +24,15 @@ class SourceLimits {
   bool has_room(const net::Address& from);
   // A session counted by try_add closed.
   void remove(const net::Address& from);
+  // A session counted under `from` moved to `to` (its peer's address changed): counted there instead,
+  // unless `to` holds its limit (a new port of the same address always fits); false then, and it stays
+  // counted under `from`.
+  bool move(const net::Address& from, const net::Address& to);
   std::size_t per_address() const { return per_address_; }
   std::size_t per_network() const { return per_address_ * kNetworkFactor; }
 
  private:
+  bool add(const net::Address& from);  // try_add with mutex_ held
   std::size_t per_address_;
   std::mutex mutex_;
   // Keyed by the address without its port, and by its network's first address.

@@ -23,6 +23,7 @@ TEST(Streaming, TwentyPeersWithTwentyPercentLossDecodeEverySegment) {
   auto server = start_server(
       dir, "server", {"--file", (dir / "movie.bin").string(), "--pacing-tick-us", "1", "--stats-interval", "0"});
   std::vector<std::unique_ptr<Process>> peers;
+  peers.reserve(20);
   for (int i = 0; i < 20; ++i)
     peers.push_back(start_peer(
         dir, "peer" + std::to_string(i),
@@ -168,14 +169,18 @@ TEST(Streaming, BadPacketsAreDroppedAndCountedAndNothingBreaks) {
   sock.send(server.port, ack0);  // replayed
   auto forged = ack_packet(1);
   forged[25] ^= 0x20;
-  sock.send(server.port, forged);          // forged tag
-  other.send(server.port, ack_packet(2));  // right session, wrong address
+  sock.send(server.port, forged);  // forged tag
+  other.send(server.port, ack0);   // right session, replayed from another address: misdirected
+  // Authentic from another address (as after a NAT rebinding): the server probes that address, and
+  // moves nothing, since no ACK acknowledges the probe.
+  other.send(server.port, ack_packet(2));
 
   const auto m = scrape_until(
       server.metrics,
       [](const auto& x) {
         return x.count("ncast_dropped_packets_total{reason=\"wrong_address\"}") &&
-               x.at("ncast_dropped_packets_total{reason=\"wrong_address\"}") >= 1;
+               x.at("ncast_dropped_packets_total{reason=\"wrong_address\"}") >= 1 &&
+               x.count("ncast_path_probes_total") && x.at("ncast_path_probes_total") >= 1;
       },
       3s);
   auto drops = [&](const char* reason) {
@@ -191,6 +196,8 @@ TEST(Streaming, BadPacketsAreDroppedAndCountedAndNothingBreaks) {
   EXPECT_EQ(drops("auth"), 1);
   EXPECT_EQ(drops("wrong_address"), 1);
   EXPECT_EQ(m.at("ncast_sessions_created_total"), 1);
+  EXPECT_EQ(m.at("ncast_path_probes_total"), 1);
+  EXPECT_EQ(m.at("ncast_path_migrations_total"), 0);
 
   // The server is unharmed: a real peer gets the stream.
   auto peer = start_peer(dir, "peer", {"-s", addr(server.port), "--stream", "m", "-o", (dir / "out").string()});

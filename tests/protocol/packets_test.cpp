@@ -397,6 +397,45 @@ TEST(Packets, AckRoundTripAndRejections) {
   EXPECT_FALSE(decode_ack_body(bad_state));
 }
 
+// The optional history after the entries (issue 20): a word count and the words; what a peer without
+// it sends still decodes, with an empty history that acknowledges every number up to largest.
+TEST(Packets, AckHistoryRoundTripAndRejections) {
+  AckBody a;
+  a.largest = 1000;
+  a.next_needed = 2;
+  a.entries = {{2, 5, false}};
+  a.history = {0b101, 0, 0x8000000000000000ull};
+  std::vector<std::uint8_t> buf(1200);
+  Writer w(buf);
+  write_body(w, a);
+  buf.resize(w.size());
+  EXPECT_EQ(buf.size(), 26u + 8 + 1 + 3 * 8);
+  EXPECT_EQ(buf[34], 3);
+  auto back = decode_ack_body(buf);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->history, a.history);
+  EXPECT_TRUE(acknowledges(*back, 1000));
+  EXPECT_TRUE(acknowledges(*back, 999));              // bit 0
+  EXPECT_FALSE(acknowledges(*back, 998));             // bit 1
+  EXPECT_TRUE(acknowledges(*back, 997));              // bit 2
+  EXPECT_TRUE(acknowledges(*back, 1000 - 1 - 191));   // word 2, bit 63
+  EXPECT_FALSE(acknowledges(*back, 1000 - 1 - 192));  // beyond the history
+  EXPECT_FALSE(acknowledges(*back, 1001));
+  for (std::size_t len = 35; len < buf.size(); ++len) EXPECT_FALSE(decode_ack_body(std::span(buf).first(len)));
+  auto zero_words = buf;
+  zero_words.resize(35);
+  zero_words[34] = 0;
+  EXPECT_FALSE(decode_ack_body(zero_words));
+  a.history.assign(kMaxAckHistoryWords + 1, 0);
+  std::vector<std::uint8_t> big(1200);
+  Writer bw(big);
+  write_body(bw, a);
+  EXPECT_FALSE(bw.ok());
+  AckBody old = a;
+  old.history.clear();
+  EXPECT_TRUE(acknowledges(old, 3));
+}
+
 TEST(Packets, Bye) {
   std::uint8_t b[1];
   Writer w(b);

@@ -96,3 +96,29 @@ TEST(ReplayWindow, HugeNumbers) {
 
 }  // namespace
 }  // namespace ncast::proto
+
+namespace ncast::proto {
+namespace {
+
+// An ACK's history is the window read backwards from below its largest, against the model.
+TEST(ReplayWindow, SeenBelowMatchesTheModel) {
+  ReplayWindow w;
+  Model m;
+  std::mt19937_64 rng(7);
+  for (std::uint64_t i = 0; i < 5000; ++i) {
+    const std::uint64_t x = i + rng() % 300;  // late arrivals up to 300 behind
+    if (rng() % 4 == 0 || !w.check(x)) continue;
+    w.accept(x);
+    m.seen.insert(x);
+    const std::uint64_t largest = w.largest();
+    for (std::size_t word = 0; word < 16; ++word)
+      for (std::uint64_t bit = 0; bit < 64; ++bit) {
+        const std::uint64_t back = 1 + 64 * word + bit;
+        const bool expected = back <= largest && back < ReplayWindow::kSize && m.seen.count(largest - back);
+        ASSERT_EQ((w.seen_below(word) >> bit & 1) != 0, expected) << "largest " << largest << " back " << back;
+      }
+  }
+}
+
+}  // namespace
+}  // namespace ncast::proto

@@ -51,5 +51,23 @@ TEST(SourceLimits, ZeroMeansNoLimit) {
   for (int i = 0; i < 1000; ++i) EXPECT_TRUE(limits.try_add(at("127.0.0.1:1")));
 }
 
+// A session whose peer's address changed counts under the new one: a new port of a full address
+// fits; an address at its limit refuses it, and the session stays counted where it was.
+TEST(SourceLimits, AMovedSessionCountsUnderItsNewAddress) {
+  SourceLimits limits(1);
+  const auto a1 = net::Address::parse("10.0.0.1:1"), a2 = net::Address::parse("10.0.0.1:2");
+  const auto b = net::Address::parse("10.0.1.1:1");
+  ASSERT_TRUE(limits.try_add(a1));
+  ASSERT_TRUE(limits.try_add(b));
+  EXPECT_TRUE(limits.move(a1, a2)) << "the same address, another port";
+  EXPECT_FALSE(limits.has_room(a1));
+  EXPECT_FALSE(limits.move(a2, b)) << "b holds its one session";
+  EXPECT_FALSE(limits.has_room(a2)) << "still counted under a";
+  limits.remove(b);
+  EXPECT_TRUE(limits.move(a2, b));
+  EXPECT_TRUE(limits.has_room(a1));
+  EXPECT_FALSE(limits.has_room(b));
+}
+
 }  // namespace
 }  // namespace ncast::server
