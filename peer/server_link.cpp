@@ -32,6 +32,7 @@ void ServerLink::begin_handshake(TimePoint now, const Send& send) {
   join.stream = options_.stream;
   // After a rejoin, ask for what is still missing.
   join.start_segment = receiver_.adopted() ? receiver_.next_needed() : options_.start_segment;
+  asked_start_ = join.start_segment;
   join.window = options_.window;
   join.share = options_.share;
   join.flags = static_cast<std::uint8_t>((options_.systematic ? proto::join_flags::systematic : 0) |
@@ -167,6 +168,13 @@ void ServerLink::on_manifest(const proto::Header& header, std::span<std::uint8_t
 void ServerLink::admit_origin(const proto::ManifestBody& body, TimePoint now, const Send& send) {
   if (!proto::certificate_verifies(body))
     return convict("its stream certificate is not signed by the origin it names (" + proto::to_hex(body.origin) + ")",
+                   send);
+  // A file is served from where it was asked (its first segment for the live edge): a later start would
+  // leave out the segments before it, the origin's signatures notwithstanding.
+  const std::uint32_t start = asked_start_ == proto::kLiveEdge ? 0 : asked_start_;
+  if ((body.stream_flags & proto::stream_flags::live) == 0 && body.start_segment != start)
+    return convict("it starts a file stream at segment " + std::to_string(body.start_segment) + ", not " +
+                       std::to_string(start) + " as asked",
                    send);
   origin_ = body.origin;
   unvouched_.reset();

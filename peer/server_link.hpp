@@ -90,6 +90,7 @@ class ServerLink {
 
   std::optional<proto::PeerHandshake> handshake_;
   std::vector<std::uint8_t> pending_;  // the HELLO or JOIN being retransmitted
+  std::uint32_t asked_start_ = 0;      // the JOIN's start_segment
   int attempts_ = 0;
   TimePoint retry_at_{};
   std::chrono::milliseconds backoff_{250};

@@ -4,10 +4,12 @@
 // arrive before the origin's, and then the source symbols of every segment a peer still wants.
 //
 //   forging_relay --origin PORT --stream NAME --file PATH [--symbols N] [--symbol-size L] [--own-origin]
+//                 [--start S]
 //
 // Its MANIFEST carries the origin's genuine stream certificate, fetched by joining the origin on
 // 127.0.0.1:PORT as a peer would, and its batches a seal of its own key (it has no other); with
-// --own-origin it certifies and seals the stream under its own key instead, posing as an origin.
+// --own-origin it certifies and seals the stream under its own key instead, posing as an origin. With
+// --start it starts every session at segment S, whatever the peer asked, to leave out the ones before.
 // Prints the "listening" line of ncast-server (and takes, and ignores, --listen and --metrics).
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -42,6 +44,7 @@ struct Options {
   std::uint16_t n = 128;
   std::uint32_t symbol_size = 1024;
   bool own_origin = false;
+  std::uint32_t start = 0;  // the MANIFEST's start_segment, whatever was asked
 };
 
 Options parse(int argc, char** argv) {
@@ -52,6 +55,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--origin") o.origin = static_cast<std::uint16_t>(std::stoi(argv[++i]));
     else if (a == "--stream") o.stream = argv[++i];
     else if (a == "--file") o.file = argv[++i];
+    else if (a == "--start") o.start = static_cast<std::uint32_t>(std::stoul(argv[++i]));
     else if (a == "--symbols") o.n = static_cast<std::uint16_t>(std::stoi(argv[++i]));
     else if (a == "--symbol-size") o.symbol_size = static_cast<std::uint32_t>(std::stoul(argv[++i]));
     else ++i;  // --listen, --metrics
@@ -194,7 +198,7 @@ class ForgingRelay {
     body.server_id = 0x0BAD0BAD;
     body.segment_count = static_cast<std::uint32_t>(table_.size());
     body.stream_flags = static_cast<std::uint8_t>(body.stream_flags | proto::stream_flags::final);
-    body.start_segment = 0;
+    body.start_segment = o_.start;
     body.window = join.window;
     body.share = join.share;
     body.session_flags = proto::join_flags::systematic;

@@ -1,8 +1,9 @@
 // Issue 20's attack on real processes: a peer pulls from the origin and from a relay that sends its own
 // segment table at once (segments 40-63 the attacker's text), before the origin's. The relay is a wire
 // implementation of its own (forging_relay.cpp). Whether it is listed first or second, the peer writes
-// the origin's stream, convicts the relay and keeps the origin; a pinned --origin-key admits no other
-// origin; a relay posing as an origin of its own ends an unpinned peer's run without output.
+// the origin's stream, convicts the relay and keeps the origin; the same when the relay starts the file
+// late; a pinned --origin-key admits no other origin; a relay posing as an origin of its own ends an
+// unpinned peer's run without output.
 #include <gtest/gtest.h>
 
 #include "tests/e2e/e2e_support.hpp"
@@ -59,6 +60,21 @@ TEST(HostileRelay, ForgedDescriptorsLoseWhetherTheRelayIsListedFirstOrSecond) {
     EXPECT_NE(link(r, relay).value("failure", "").find("forged"), std::string::npos) << tag;
     EXPECT_FALSE(link(r, origin).contains("failure")) << tag << ": the origin link was dropped: " << r.report.dump();
     EXPECT_EQ(r.report["origin"]["keys"][0], a.origin_key()) << tag;
+  }
+}
+
+// The relay tells the peer that the file starts at segment 40: it would write 40-63 alone, exit 0.
+TEST(HostileRelay, ARelayCannotStartAFileLaterThanAsked) {
+  Attack a({"--start", "40"});
+  for (const bool relay_first : {true, false}) {
+    const std::string tag = relay_first ? "late-first" : "late-second";
+    const auto r = a.fetch(tag, relay_first);
+    EXPECT_EQ(r.code, 0) << tag << ": " << r.report.dump();
+    EXPECT_TRUE(read_bytes(a.dir / tag) == a.genuine) << tag;
+    EXPECT_NE(link(r, relay_first ? 0 : 1).value("failure", "").find("starts a file stream at segment 40"),
+              std::string::npos)
+        << tag << ": " << r.report.dump();
+    EXPECT_EQ(r.report["forgers"], 1) << tag;
   }
 }
 
