@@ -17,7 +17,7 @@ namespace {
 // What the command line says before it is checked and converted into PeerOptions.
 struct RawOptions {
   std::vector<std::string> servers;
-  std::string server_key, relay, max_rate = "0", start = "live", progress = "auto", decoder = "cpu";
+  std::string server_key, origin_key, relay, max_rate = "0", start = "live", progress = "auto", decoder = "cpu";
   std::uint64_t relay_memory_mb = 64;
   unsigned window = 8, max_datagram = 1200;
   double stall_timeout = 2.0, stall_threshold = 0.5;
@@ -46,7 +46,10 @@ void add_session_options(po::options_description& d, RawOptions& r) {
       "cap on each session's rate, bit/s (e.g. 20M); 0: the server's")(
       "max-datagram", po::value(&r.max_datagram)->default_value(1200), "largest datagram accepted (1200..65507)")(
       "server-key", po::value(&r.server_key),
-      "pin the server's Ed25519 identity (64 hex digits, printed by ncast-server)");
+      "pin the server's Ed25519 identity (64 hex digits, printed by ncast-server)")(
+      "origin-key", po::value(&r.origin_key),
+      "pin the stream's origin (64 hex digits: the identity its ncast-server prints): segment tables "
+      "only it signed are taken, from it or from any relay");
 }
 
 void add_relay_options(po::options_description& d, PeerOptions& o, RawOptions& r) {
@@ -102,6 +105,14 @@ void check_start(PeerOptions& o, const std::string& start) {
   }
 }
 
+proto::PublicKey parse_key(const std::string& hex, const std::string& option) {
+  const auto key = proto::from_hex(hex);
+  if (!key || key->size() != 32) throw std::invalid_argument(option + " must be 64 hex digits");
+  proto::PublicKey k{};
+  std::copy(key->begin(), key->end(), k.begin());
+  return k;
+}
+
 void check_session(PeerOptions& o, const RawOptions& r) {
   check_start(o, r.start);
   if (r.window < 1 || r.window > 64) throw std::invalid_argument("--window must be 1..64");
@@ -111,13 +122,8 @@ void check_session(PeerOptions& o, const RawOptions& r) {
   o.max_datagram = static_cast<std::uint16_t>(r.max_datagram);
   o.download = !r.paced;
   o.max_rate = cli::parse_rate(r.max_rate);
-  if (!r.server_key.empty()) {
-    const auto key = proto::from_hex(r.server_key);
-    if (!key || key->size() != 32) throw std::invalid_argument("--server-key must be 64 hex digits");
-    proto::PublicKey k{};
-    std::copy(key->begin(), key->end(), k.begin());
-    o.server_key = k;
-  }
+  if (!r.server_key.empty()) o.server_key = parse_key(r.server_key, "--server-key");
+  if (!r.origin_key.empty()) o.origin_key = parse_key(r.origin_key, "--origin-key");
 }
 
 void check_relay(PeerOptions& o, const RawOptions& r, const po::variables_map& vm) {

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <stdexcept>
 
 #include "cli/subcommands.hpp"
@@ -64,7 +65,7 @@ class Peer {
       : o_(o),
         output_(o.output, o.force),
         receiver_(
-            {o.window, o.relay.has_value(), o.stall_threshold, o.relay_memory},
+            {o.window, o.relay.has_value(), o.stall_threshold, o.relay_memory, o.origin_key},
             [this](std::span<const std::uint8_t> d) { output_.write(d); }, std::move(decoders)),
         socket_(open_socket(io_, o)),
         links_(o.servers, common_link_options(o), receiver_),
@@ -140,6 +141,8 @@ class Peer {
     links_.check_server_ids();
     links_.rebalance(now, [this](std::size_t i) { return sender(i); });
     drop_polluters();
+    report_forgers();
+    if (const auto& conflict = receiver_.origins().conflict()) stop(*conflict);
     relay_.after_input();
     check_done(now);
   }
@@ -154,6 +157,16 @@ class Peer {
         links_[i].fail("sent coded symbols that contradict the segments' SHA-256 (pollution)");
       }
       print_line(event);
+    }
+  }
+
+  // A source caught forging its origin's material was dropped by its link; the event says so once.
+  void report_forgers() {
+    for (std::size_t i = 0; i < links_.size(); ++i) {
+      if (!links_[i].forged() || forgers_reported_.count(i)) continue;
+      forgers_reported_.insert(i);
+      print_line(
+          {{"event", "forger"}, {"address", links_[i].options().server.to_string()}, {"why", links_[i].failure()}});
     }
   }
 
@@ -206,6 +219,7 @@ class Peer {
   asio::steady_timer tick_timer_;
   asio::signal_set signals_;
   std::uint64_t unknown_source_ = 0;
+  std::set<std::size_t> forgers_reported_;
 
   TimePoint started_{};
   std::optional<TimePoint> completed_at_;

@@ -19,6 +19,7 @@ namespace ncast::peer {
 struct PeerOptions {
   std::vector<net::Address> servers;
   std::optional<proto::PublicKey> server_key;  // pinned identity (all servers share it, or one server)
+  std::optional<proto::PublicKey> origin_key;  // pinned origin: whose seals the segment table must carry
   std::string stream;
   std::string output;  // a path, "-" for standard output, "" to discard
   bool force = false;  // overwrite an existing output file

@@ -55,16 +55,19 @@ nlohmann::json link_json(const ServerLink& l) {
                     {"drops", drops_json(c.drops)}};
   if (l.server_id()) sj["server_id"] = *l.server_id();
   if (l.identity()) sj["identity"] = proto::to_hex(*l.identity());
+  if (l.origin()) sj["origin"] = proto::to_hex(*l.origin());
+  if (l.forged()) sj["forged"] = true;
   if (l.state() == ServerLink::State::failed) sj["failure"] = l.failure();
   return sj;
 }
 
 // Every link's counters, and their bad packets and rejoins summed.
 void add_links(nlohmann::json& j, const ServerLinks& links, std::uint64_t bad) {
-  std::uint64_t rejoins = 0;
+  std::uint64_t rejoins = 0, forgers = 0;
   nlohmann::json servers = nlohmann::json::array();
   for (std::size_t i = 0; i < links.size(); ++i) {
     const auto& c = links[i].counters();
+    forgers += links[i].forged() ? 1 : 0;
     // Early arrivals for a session whose MANIFEST was lost are dropped too, but are not bad.
     bad += c.drops.total() - c.drops[proto::DropReason::unexpected];
     rejoins += c.rejoins;
@@ -73,7 +76,16 @@ void add_links(nlohmann::json& j, const ServerLinks& links, std::uint64_t bad) {
   j["bad_packets"] = bad;
   j["rejoins"] = rejoins;
   j["failovers"] = links.failovers();
+  j["forgers"] = forgers;
   j["servers"] = servers;
+}
+
+// Whose seals the segment table was taken under: the pinned key, or those learned from origin sessions.
+nlohmann::json origin_json(const OriginTrust& trust) {
+  if (trust.pinned()) return {{"pinned", true}, {"keys", {proto::to_hex(*trust.pinned())}}};
+  nlohmann::json keys = nlohmann::json::array();
+  for (const auto& k : trust.learned()) keys.push_back(proto::to_hex(k));
+  return {{"pinned", false}, {"keys", keys}};
 }
 
 }  // namespace
@@ -99,6 +111,7 @@ nlohmann::json peer_report(const RunSummary& run, const StreamReceiver& receiver
   j["completion_s"] = since(run.completed_at, run.started);
   add_symbol_counts(j, s);
   j["polluters"] = polluters_json(receiver, links);
+  j["origin"] = origin_json(receiver.origins());
   j["stalls"] = s.stalls;
   j["skipped"] = s.skipped;
   j["stall_s"] = s.stall_seconds;

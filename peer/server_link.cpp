@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "protocol/segment_seal.hpp"
+
 namespace ncast::peer {
 namespace {
 
@@ -36,6 +38,7 @@ void ServerLink::begin_handshake(TimePoint now, const Send& send) {
   join.stream = options_.stream;
   // After a rejoin, ask for what is still missing.
   join.start_segment = receiver_.adopted() ? receiver_.next_needed() : options_.start_segment;
+  asked_start_ = join.start_segment;
   join.window = options_.window;
   join.share = options_.share;
   join.flags = static_cast<std::uint8_t>((options_.systematic ? proto::join_flags::systematic : 0) |
@@ -143,7 +146,6 @@ void ServerLink::on_manifest(const proto::Header& header, std::span<std::uint8_t
     if (accepted.error() == proto::DropReason::auth && options_.pinned) note_identity_mismatch(header, d, now);
     return drop(accepted.error());
   }
-  if (const std::string why = receiver_.adopt(accepted->body); !why.empty()) return fail(why);
   if (accepted->body.max_datagram > options_.max_datagram) return fail("the server ignored our datagram limit");
   const auto& keys = accepted->keys;
   open_.emplace(keys.suite, keys.server_key, keys.server_iv, proto::Aead::Direction::open);
@@ -164,8 +166,39 @@ void ServerLink::on_manifest(const proto::Header& header, std::span<std::uint8_t
   recovering_ = false;
   last_heard_ = now;
   pending_.clear();
+  admit_origin(accepted->body, now, send);
+  if (state_ != State::established) return;
   // The first ACK confirms the key to the server, which sends no data before it.
   send_ack(now, send);
+}
+
+void ServerLink::admit_origin(const proto::ManifestBody& body, TimePoint now, const Send& send) {
+  if (!proto::certificate_verifies(body))
+    return convict("its stream certificate is not signed by the origin it names (" + proto::to_hex(body.origin) + ")",
+                   send);
+  // A file is served from where it was asked (its first segment for the live edge): a later start would
+  // leave out the segments before it, the origin's signatures notwithstanding.
+  const std::uint32_t start = asked_start_ == proto::kLiveEdge ? 0 : asked_start_;
+  if ((body.stream_flags & proto::stream_flags::live) == 0 && body.start_segment != start)
+    return convict("it starts a file stream at segment " + std::to_string(body.start_segment) + ", not " +
+                       std::to_string(start) + " as asked",
+                   send);
+  origin_ = body.origin;
+  unvouched_.reset();
+  const auto verdict = receiver_.origins().admit(*identity_, body.origin);
+  switch (verdict.standing) {
+    case OriginTrust::Standing::refused: return fail(verdict.why);
+    case OriginTrust::Standing::waiting: unvouched_.emplace(now, body); return;
+    case OriginTrust::Standing::trusted:
+      if (const std::string why = receiver_.adopt(body); !why.empty()) return fail(why);
+      return;
+  }
+}
+
+void ServerLink::convict(const std::string& why, const Send& send) {
+  forged_ = true;
+  close(send, proto::ByeReason::protocol_error);
+  fail("forged: " + why);
 }
 
 // The wrong server, or the wrong key: a MANIFEST that answers our JOIN and is signed by its own
@@ -191,19 +224,11 @@ bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& he
     largest_ = header.number;
     largest_at_ = now;
   }
+  // Until its origin is vouched for, a relay's session only keeps the link: nothing it says is taken.
+  if (unvouched_ && header.type != proto::PacketType::bye) return drop(proto::DropReason::unexpected), false;
   bool completed = false;
   switch (header.type) {
-    case proto::PacketType::segments: {
-      const std::size_t max_bytes = std::size_t{receiver_.params().n} * receiver_.params().symbol_size;
-      auto seg = proto::decode_segments_body(*body, max_bytes);
-      if (!seg) return drop(seg.error()), false;
-      if (!receiver_.on_segments(*seg, now)) {
-        fail("the server's segment table contradicts what is known");
-        return false;
-      }
-      ack_now_ = true;  // tell the server which descriptors arrived
-      break;
-    }
+    case proto::PacketType::segments: on_segments(*body, now, send); break;
     case proto::PacketType::coded: {
       const auto coded = receiver_.read_coded(*body);
       if (!coded) return drop(coded.error()), false;
@@ -233,6 +258,25 @@ bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& he
   }
   if (ack_now_) send_ack(now, send);
   return completed;
+}
+
+void ServerLink::on_segments(std::span<const std::uint8_t> body, TimePoint now, const Send& send) {
+  const std::size_t max_bytes = std::size_t{receiver_.params().n} * receiver_.params().symbol_size;
+  auto seg = proto::decode_segments_body(body, max_bytes);
+  if (!seg) return drop(seg.error());
+  switch (receiver_.on_sealed_segments(*seg, *origin_, now)) {
+    case StreamReceiver::Sealed::accepted: ack_now_ = true; return;  // tell the server which descriptors arrived
+    case StreamReceiver::Sealed::ahead: return drop(proto::DropReason::unexpected);
+    case StreamReceiver::Sealed::forged:
+      return convict("sent segment descriptors that its origin " + proto::to_hex(*origin_) + " did not seal", send);
+    case StreamReceiver::Sealed::contradicts:
+      // Sealed by a trusted origin, yet unlike what another trusted origin sealed: two origins disagree.
+      if (*origin_ == *identity_)
+        receiver_.origins().note_conflict("origins disagree about the segment table (" + options_.server.to_string() +
+                                          " is an origin under key " + proto::to_hex(*origin_) +
+                                          "): pin the genuine one with --origin-key");
+      return fail("its origin's segment table contradicts what is known");
+  }
 }
 
 void ServerLink::send_ack(TimePoint now, const Send& send) {
@@ -279,6 +323,17 @@ void ServerLink::poll(TimePoint now, const Send& send) {
       send(pending_);
       return;
     case State::established: {
+      if (unvouched_) {
+        if (receiver_.origins().trusts(unvouched_->second.origin)) {
+          const auto body = unvouched_->second;
+          admit_origin(body, now, send);
+          if (state_ != State::established) return;
+        } else if (now - unvouched_->first > options_.stall_timeout) {
+          return fail("relays origin " + proto::to_hex(unvouched_->second.origin) +
+                      ", which neither --origin-key nor a session with that origin vouches for: a relay cannot vouch "
+                      "for its origin (pin it with --origin-key)");
+        }
+      }
       const bool wanting = !receiver_.complete();
       const auto silence = now - last_heard_;
       // Silence while segments are awaited (or for a whole idle timeout): the server restarted or

@@ -70,6 +70,9 @@ class ServerLink {
   const LinkOptions& options() const { return options_; }
   std::optional<std::uint32_t> server_id() const { return server_id_; }
   std::optional<proto::PublicKey> identity() const { return identity_; }
+  // The origin the session's certificate names; and whether the link was caught forging its material.
+  std::optional<proto::PublicKey> origin() const { return origin_; }
+  bool forged() const { return forged_; }
   const LinkCounters& counters() const { return counters_; }
   // When the server was last heard from (an authentic packet of the session).
   TimePoint last_heard() const { return last_heard_; }
@@ -81,6 +84,11 @@ class ServerLink {
   void on_manifest(const proto::Header& header, std::span<std::uint8_t> datagram, TimePoint now, const Send& send);
   bool on_protected(std::span<std::uint8_t> datagram, const proto::Header& header, TimePoint now, const Send& send);
   void note_identity_mismatch(const proto::Header& header, std::span<std::uint8_t> datagram, TimePoint now);
+  // The session's origin: adopted when trusted, held while the origin's key is not (yet) trusted.
+  void admit_origin(const proto::ManifestBody& body, TimePoint now, const Send& send);
+  void on_segments(std::span<const std::uint8_t> body, TimePoint now, const Send& send);
+  // Says BYE (protocol error) to a source that sent material its origin did not sign, and fails it.
+  void convict(const std::string& why, const Send& send);
   void send_ack(TimePoint now, const Send& send);
   void send_bye(const Send& send, proto::ByeReason reason);
   void drop(proto::DropReason reason) { counters_.drops.count(reason); }
@@ -92,6 +100,7 @@ class ServerLink {
 
   std::optional<proto::PeerHandshake> handshake_;
   std::vector<std::uint8_t> pending_;  // the HELLO or JOIN being retransmitted
+  std::uint32_t asked_start_ = 0;      // the JOIN's start_segment
   int attempts_ = 0;
   TimePoint retry_at_{};
   std::chrono::milliseconds backoff_{250};
@@ -107,6 +116,10 @@ class ServerLink {
   std::chrono::milliseconds max_ack_delay_{5}, idle_timeout_{10000};
   std::optional<std::uint32_t> server_id_;
   std::optional<proto::PublicKey> identity_;
+  std::optional<proto::PublicKey> origin_;
+  // A relay's MANIFEST whose origin no pin or origin session vouches for yet, and since when.
+  std::optional<std::pair<TimePoint, proto::ManifestBody>> unvouched_;
+  bool forged_ = false;
   std::uint64_t largest_ = 0;
   TimePoint largest_at_{};
   std::uint32_t received_ = 0;

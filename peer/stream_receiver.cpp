@@ -12,7 +12,11 @@
 namespace ncast::peer {
 
 StreamReceiver::StreamReceiver(Options options, Writer write, std::shared_ptr<DecoderFactory> decoders)
-    : options_(options), write_(std::move(write)), decoders_(std::move(decoders)), coefficients_(proto::kMaxSymbols) {
+    : options_(options),
+      write_(std::move(write)),
+      decoders_(std::move(decoders)),
+      coefficients_(proto::kMaxSymbols),
+      origins_(options.origin_key) {
   if (!decoders_) decoders_ = make_cpu_decoder_factory();
 }
 
@@ -27,6 +31,7 @@ std::string StreamReceiver::adopt(const proto::ManifestBody& m) {
     params_.start_segment = m.start_segment;
     next_write_ = m.start_segment;
     adopted_ = true;
+    table_.start(m);
     return {};
   }
   if (m.name != params_.name || m.stream_id != params_.stream_id || m.n != params_.n ||
@@ -54,6 +59,7 @@ bool StreamReceiver::on_segments(const proto::SegmentsBody& body, TimePoint now)
     if (s == descriptors_.size()) {
       descriptors_.push_back(body.descriptors[i]);
       known_at_.push_back(now);
+      table_.append(body.descriptors[i]);
     }
   }
   if ((body.stream_flags & proto::stream_flags::final) && descriptors_.size() == body.segment_count) final_seen_ = true;
@@ -63,6 +69,18 @@ bool StreamReceiver::on_segments(const proto::SegmentsBody& body, TimePoint now)
     waiting_since_ = std::max(now, played_until_);
   }
   return true;
+}
+
+StreamReceiver::Sealed StreamReceiver::on_sealed_segments(const proto::SegmentsBody& body,
+                                                          const proto::PublicKey& origin, TimePoint now) {
+  // No descriptors and no final flag: it claims nothing about the table (a server's path probe), so
+  // there is no seal to check and nothing to take; it is only acknowledged.
+  if (body.descriptors.empty() && !(body.stream_flags & proto::stream_flags::final)) return Sealed::accepted;
+  if (body.first > known()) return Sealed::ahead;
+  if (!table_.verifies(body, origin)) return Sealed::forged;
+  if (!on_segments(body, now)) return Sealed::contradicts;
+  table_.keep(body, origin);
+  return Sealed::accepted;
 }
 
 std::optional<std::size_t> StreamReceiver::symbols_of(std::uint32_t segment) const {

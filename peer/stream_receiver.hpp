@@ -20,7 +20,9 @@
 #include <vector>
 
 #include "coding/rlnc/decoder.hpp"
+#include "peer/origin_trust.hpp"
 #include "peer/pollution.hpp"
+#include "peer/sealed_table.hpp"
 #include "peer/segment_decoder.hpp"
 #include "protocol/packets.hpp"
 
@@ -71,6 +73,7 @@ class StreamReceiver {
     // With keep_segments: the decoded segments kept, counted as their n·L octets plus their n×n
     // coefficient rows, stay within this; the oldest are evicted first.
     std::uint64_t keep_bytes = std::uint64_t{64} << 20;
+    std::optional<proto::PublicKey> origin_key = std::nullopt;  // pinned (--origin-key): the only origin trusted
   };
   using Writer = std::function<void(std::span<const std::uint8_t>)>;
 
@@ -85,6 +88,15 @@ class StreamReceiver {
 
   // Descriptors; false (nothing changed) when one contradicts what is known.
   bool on_segments(const proto::SegmentsBody& body, TimePoint now = Clock::now());
+  // A SEGMENTS batch from a session whose certificate names `origin` (trusted): taken only when the
+  // origin sealed it. ahead: it starts beyond what is known (the server resends from our `known`).
+  enum class Sealed : std::uint8_t { accepted, forged, contradicts, ahead };
+  Sealed on_sealed_segments(const proto::SegmentsBody& body, const proto::PublicKey& origin,
+                            TimePoint now = Clock::now());
+  OriginTrust& origins() { return origins_; }
+  const OriginTrust& origins() const { return origins_; }
+  // The chain and the origin's certificate and seals, as a relay forwards them.
+  const SealedTable& table() const { return table_; }
   std::uint32_t known() const { return static_cast<std::uint32_t>(descriptors_.size()); }
   // When the segment's descriptor arrived: from then on the server had the segment.
   TimePoint known_at(std::uint32_t segment) const { return known_at_.at(segment); }
@@ -176,6 +188,8 @@ class StreamReceiver {
   std::vector<std::uint8_t> coefficients_;
   ReceiverStats stats_;
   PollutionGuard pollution_;
+  OriginTrust origins_;
+  SealedTable table_;
   std::optional<TimePoint> first_segment_at_;
   // A stall is a wait for a segment the server has, beyond the threshold, by a player that plays each
   // segment for its length at the bitrate: the wait runs from when the player has played the segment

@@ -300,6 +300,8 @@ void write_body(Writer& w, const ManifestBody& b) {
   w.u16(b.max_datagram);
   w.u16(b.max_ack_delay_ms);
   w.u32(b.idle_timeout_ms);
+  w.bytes(b.origin);
+  w.bytes(b.certificate);
 }
 
 Parsed<ManifestBody> decode_manifest_body(std::span<const std::uint8_t> body) {
@@ -321,6 +323,8 @@ Parsed<ManifestBody> decode_manifest_body(std::span<const std::uint8_t> body) {
   b.max_datagram = r.u16();
   b.max_ack_delay_ms = r.u16();
   b.idle_timeout_ms = r.u32();
+  r.copy_to(b.origin);
+  r.copy_to(b.certificate);
   if (!r.ok()) return DropReason::truncated;
   if (!r.done() || b.n == 0 || b.n > kMaxSymbols || b.symbol_size == 0 || b.symbol_size > kMaxSymbolSize ||
       (b.stream_flags & ~(stream_flags::final | stream_flags::live)) != 0 || b.window == 0 || b.window > kMaxWindow ||
@@ -343,6 +347,7 @@ void write_body(Writer& w, const SegmentsBody& b) {
     w.u32(d.size);
     w.bytes(d.hash);
   }
+  w.bytes(b.seal);
 }
 
 Parsed<SegmentsBody> decode_segments_body(std::span<const std::uint8_t> body, std::size_t max_segment_bytes) {
@@ -353,21 +358,24 @@ Parsed<SegmentsBody> decode_segments_body(std::span<const std::uint8_t> body, st
   b.stream_flags = r.u8();
   const std::size_t count = r.u8();
   if (!r.ok()) return DropReason::truncated;
-  if (r.remaining() != count * kDescriptorSize) return DropReason::malformed;
+  if (r.remaining() != count * kDescriptorSize + kSealSize) return DropReason::malformed;
   if ((b.stream_flags & ~(stream_flags::final | stream_flags::live)) != 0) return DropReason::malformed;
   if (std::uint64_t{b.first} + count > b.segment_count) return DropReason::malformed;
+  // The final seal says the table ends here: only at the end of what the sender knows.
+  if ((b.stream_flags & stream_flags::final) && b.first + count != b.segment_count) return DropReason::malformed;
   b.descriptors.resize(count);
   for (auto& d : b.descriptors) {
     d.size = r.u32();
     r.copy_to(d.hash);
     if (d.size == 0 || d.size > max_segment_bytes) return DropReason::malformed;
   }
+  r.copy_to(b.seal);
   if (!r.done()) return DropReason::malformed;
   return b;
 }
 
 std::size_t descriptors_per_packet(std::size_t max_datagram) {
-  const std::size_t room = max_datagram - kHeaderSize - kTagSize - kSegmentsHeaderSize;
+  const std::size_t room = max_datagram - kHeaderSize - kTagSize - kSegmentsHeaderSize - kSealSize;
   return std::min<std::size_t>(255, room / kDescriptorSize);
 }
 

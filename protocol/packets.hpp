@@ -38,6 +38,7 @@ inline constexpr std::size_t kManifestAadSize = 181;     // octets 0..180: the s
 inline constexpr std::size_t kCodedHeaderSize = 12;
 inline constexpr std::size_t kDescriptorSize = 36;
 inline constexpr std::size_t kSegmentsHeaderSize = 10;
+inline constexpr std::size_t kSealSize = 64;  // the origin's signature closing a SEGMENTS body
 inline constexpr std::uint32_t kLiveEdge = 0xFFFFFFFF;
 inline constexpr std::uint16_t kDenseWire = 0xFFFF;
 inline constexpr std::size_t kMaxSymbols = 256;
@@ -212,6 +213,9 @@ struct ManifestBody {
   std::uint16_t max_datagram = kMinDatagram;
   std::uint16_t max_ack_delay_ms = 5;
   std::uint32_t idle_timeout_ms = 10000;
+  // The stream certificate (segment_seal.hpp): the origin's key, and its signature of the stream's identity.
+  PublicKey origin{};
+  Signature certificate{};
 };
 void write_body(Writer& w, const ManifestBody& body);
 Parsed<ManifestBody> decode_manifest_body(std::span<const std::uint8_t> body);
@@ -227,9 +231,11 @@ struct SegmentsBody {
   std::uint32_t segment_count = 0;
   std::uint8_t stream_flags = 0;
   std::vector<SegmentDescriptor> descriptors;  // at most 255
+  // The origin's seal of the table up to first + count (segment_seal.hpp), final when the final flag is set.
+  Signature seal{};
 };
 void write_body(Writer& w, const SegmentsBody& body);
-// Checks sizes against 1..n·L.
+// Checks sizes against 1..n·L, and that a batch with the final flag ends at segment_count.
 Parsed<SegmentsBody> decode_segments_body(std::span<const std::uint8_t> body, std::size_t max_segment_bytes);
 // How many descriptors fit one SEGMENTS packet of max_datagram octets.
 std::size_t descriptors_per_packet(std::size_t max_datagram);

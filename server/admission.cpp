@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 #include <utility>
 
 #include "server/source_limits.hpp"
@@ -164,6 +165,7 @@ std::optional<Admission::Terms> Admission::admissible(const ValidJoin& j, TimePo
   }
   SymbolSource& source = *stream->second;
   Terms terms{&source, *suite, session_config(j.join, source)};
+  terms.session.seals = &seals_of(source);
   // The largest CODED packet of the stream must fit: explicit coefficients travel unless we encode.
   const std::size_t coefficients = source.can_send_systematic() ? 0 : source.info().n;
   if (proto::coded_packet_size(coefficients, source.info().symbol_size) > terms.session.max_datagram) {
@@ -204,6 +206,13 @@ std::unique_ptr<Session> Admission::open_session(const ValidJoin& j, const Terms
   ++metrics_.manifests;
   ++metrics_.sessions_created;
   return session;
+}
+
+TableSeals& Admission::seals_of(SymbolSource& source) {
+  if (TableSeals* forwarded = source.forwarded_seals()) return *forwarded;
+  auto& own = origin_seals_[&source];
+  if (!own) own = std::make_unique<OriginSeals>(identity_, source);
+  return *own;
 }
 
 std::uint64_t Admission::new_session_id(const OpenSessions& sessions) {
@@ -274,6 +283,7 @@ proto::ManifestBody manifest_body(const SymbolSource& source, const SessionConfi
   body.max_datagram = session.max_datagram;
   body.max_ack_delay_ms = session.max_ack_delay_ms;
   body.idle_timeout_ms = session.idle_timeout_ms;
+  std::tie(body.origin, body.certificate) = session.seals->certificate();
   return body;
 }
 

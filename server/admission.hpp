@@ -22,6 +22,7 @@
 #include "server/server_config.hpp"
 #include "server/session.hpp"
 #include "server/symbol_source.hpp"
+#include "server/table_seals.hpp"
 #include "server/token_bucket.hpp"
 
 namespace ncast::server {
@@ -99,6 +100,9 @@ class Admission {
   std::unique_ptr<Session> open_session(const ValidJoin& j, const Terms& terms, TimePoint now, OpenSessions& sessions);
   SessionConfig session_config(const proto::Join& join, const SymbolSource& source) const;
   static std::uint64_t new_session_id(const OpenSessions& sessions);
+  // The origin's signatures a session of this stream sends: forwarded ones (a relay's stream), or this
+  // server's own, made once per stream.
+  TableSeals& seals_of(SymbolSource& source);
 
   const ServerConfig& config_;
   const proto::Ed25519Identity& identity_;
@@ -111,9 +115,11 @@ class Admission {
   // Handshakes whose session closed, until their tokens expire; oldest first.
   std::unordered_set<JoinKey, JoinKeyHash> retired_;
   std::deque<std::pair<TimePoint, JoinKey>> retired_until_;
+  std::map<const SymbolSource*, std::unique_ptr<OriginSeals>> origin_seals_;
 };
 
-// The MANIFEST body that tells a peer its session: the stream as it stands and the session's terms.
+// The MANIFEST body that tells a peer its session: the stream as it stands, its origin's certificate
+// (session.seals) and the session's terms.
 proto::ManifestBody manifest_body(const SymbolSource& source, const SessionConfig& session);
 
 }  // namespace ncast::server

@@ -21,7 +21,7 @@ constexpr std::size_t kMaxLostRemembered = 1024;
 
 // Descriptors a SEGMENTS packet of at most `bytes` octets can carry.
 std::size_t descriptors_within(std::size_t bytes) {
-  constexpr std::size_t overhead = proto::kHeaderSize + proto::kTagSize + proto::kSegmentsHeaderSize;
+  constexpr std::size_t overhead = proto::kHeaderSize + proto::kTagSize + proto::kSegmentsHeaderSize + proto::kSealSize;
   return bytes < overhead + proto::kDescriptorSize ? 0 : proto::descriptors_per_packet(bytes);
 }
 
@@ -352,40 +352,48 @@ std::size_t Session::seal(std::span<std::uint8_t> out, proto::PacketType type, c
 
 std::size_t Session::segments_packet(std::span<std::uint8_t> out, TimePoint now) {
   const std::uint32_t count = source_.segment_count();
-  const std::uint8_t flags = static_cast<std::uint8_t>((source_.final() ? proto::stream_flags::final : 0) |
-                                                       (source_.info().live ? proto::stream_flags::live : 0));
+  const bool final = source_.final();
+  const std::uint8_t live = source_.info().live ? proto::stream_flags::live : 0;
   // Descriptors up to a little beyond the window; further ones follow as the peer advances.
   const std::size_t room = std::min<std::size_t>(config_.max_datagram, unconfirmed_budget());
   const std::size_t per_packet = proto::descriptors_per_packet(config_.max_datagram);
-  const std::size_t fit = descriptors_within(room);
+  // A batch any datagram can carry, so that a relay can forward it whole with the origin's seal.
+  const std::size_t fit = std::min(descriptors_within(room), proto::descriptors_per_packet(proto::kMinDatagram));
   const std::uint64_t want = std::min<std::uint64_t>(
       count, std::uint64_t{std::max(peer_next_needed_, config_.start_segment)} + config_.window + per_packet);
   proto::SegmentsBody body;
   body.segment_count = count;
-  body.stream_flags = flags;
   // Descriptors not acknowledged within a retransmission timeout were lost: send them again.
   if (peer_known_ < desc_sent_ && now - desc_sent_at_ > rto(desc_backoff_) && fit > 0) {
     desc_sent_ = peer_known_;
     ++desc_backoff_;
   }
-  if (desc_sent_ < want && fit > 0) {
-    body.first = desc_sent_;
-    const std::uint32_t k = static_cast<std::uint32_t>(std::min<std::uint64_t>(fit, want - desc_sent_));
-    for (std::uint32_t i = 0; i < k; ++i) body.descriptors.push_back(source_.descriptor(desc_sent_ + i));
-    desc_sent_ += k;
+  TableSeals& seals = *config_.seals;
+  const std::uint32_t end =
+      desc_sent_ < want && fit > 0
+          ? seals.sealed_end(desc_sent_, static_cast<std::uint32_t>(std::min<std::uint64_t>(want, desc_sent_ + fit)))
+          : desc_sent_;
+  const bool more = end > desc_sent_;
+  // The stream ended after its last descriptor went out: say so until the peer has seen it.
+  const bool say_final = !more && final && desc_sent_ == count && !peer_final_seen_ && confirmed_ &&
+                         (!final_sent_ || now - final_sent_at_ > rto(desc_backoff_));
+  if (!more && !say_final) return 0;
+  // The final flag (and the final seal) only on the batch that ends the table.
+  const bool ends = final && (say_final || end == count);
+  const auto table_seal = seals.seal(more ? end : count, ends);
+  if (!table_seal) return 0;
+  body.first = more ? desc_sent_ : count;
+  body.stream_flags = static_cast<std::uint8_t>(live | (ends ? proto::stream_flags::final : 0));
+  body.seal = *table_seal;
+  if (more) {
+    for (std::uint32_t i = desc_sent_; i < end; ++i) body.descriptors.push_back(source_.descriptor(i));
+    desc_sent_ = end;
     desc_sent_at_ = now;
-    final_sent_at_ = now;
-    final_sent_ = (flags & proto::stream_flags::final) && desc_sent_ == count;
-  } else if (source_.final() && desc_sent_ == count && !peer_final_seen_ && confirmed_ &&
-             (!final_sent_ || now - final_sent_at_ > rto(desc_backoff_))) {
-    // The stream ended after its last descriptor went out: say so until the peer has seen it.
-    body.first = count;
-    if (final_sent_) ++desc_backoff_;
-    final_sent_ = true;
-    final_sent_at_ = now;
-  } else {
-    return 0;
+  } else if (final_sent_) {
+    ++desc_backoff_;
   }
+  final_sent_at_ = now;
+  final_sent_ = ends;
   ++counters_.segments_sent;
   return seal(out.first(std::min(out.size(), room)), proto::PacketType::segments,
               [&](proto::Writer& w) { proto::write_body(w, body); });
@@ -400,9 +408,9 @@ std::size_t Session::probe_path(std::span<std::uint8_t> out, const net::Address&
   if (probe_->sent + size > 3 * probe_->received) return 0;  // anti-amplification toward an unvalidated address
   proto::SegmentsBody body;
   body.segment_count = source_.segment_count();
-  body.first = body.segment_count;  // no descriptors: it tells the peer nothing it did not know
-  body.stream_flags = static_cast<std::uint8_t>((source_.final() ? proto::stream_flags::final : 0) |
-                                                (source_.info().live ? proto::stream_flags::live : 0));
+  // No descriptors and no final flag: it claims nothing, so it needs no seal of the origin's.
+  body.first = body.segment_count;
+  body.stream_flags = source_.info().live ? proto::stream_flags::live : 0;
   const std::size_t len = seal(out, proto::PacketType::segments, [&](proto::Writer& w) { proto::write_body(w, body); });
   if (len == 0) return 0;
   probe_->number = next_number_ - 1;

@@ -19,6 +19,7 @@
 #include "protocol/packets.hpp"
 #include "protocol/replay_window.hpp"
 #include "server/symbol_source.hpp"
+#include "server/table_seals.hpp"
 #include "server/token_bucket.hpp"
 
 namespace ncast::server {
@@ -39,6 +40,7 @@ struct SessionConfig {
   std::uint32_t idle_timeout_ms = 10000;
   double redundancy = 0.02;
   std::uint32_t start_segment = 0;
+  TableSeals* seals = nullptr;  // the origin's signatures its SEGMENTS carry; set before a session starts
 };
 
 // What a session tells its server about, for the metrics.

@@ -11,6 +11,8 @@
 
 namespace ncast::server {
 
+class TableSeals;
+
 struct StreamInfo {
   std::string name;
   std::uint32_t stream_id = 0;
@@ -46,6 +48,10 @@ class SymbolSource {
   // session the same seeded symbol (an encoder), or a fresh recoded one every time (a relay). False
   // when none can be made.
   virtual bool write_coded(std::uint32_t segment, std::uint32_t j, proto::Writer& w) = 0;
+
+  // The origin's signatures of a stream this source forwards (a relay's); null when the server serving
+  // it is its origin and signs itself.
+  virtual TableSeals* forwarded_seals() { return nullptr; }
 
   // n_s and the segment's octets n_s·L of padded source.
   std::size_t symbols_of(std::uint32_t segment) const {

@@ -1,7 +1,7 @@
 # The libFuzzer targets of tests/fuzz and the longest input each reads; sourced by tools/fuzz.sh and
 # tools/fuzz-device.sh.
 # shellcheck shell=bash
-all_targets=(packets rlnc_decoder peer_receiver rs_manifest rs_shards)
+all_targets=(packets rlnc_decoder peer_receiver rs_manifest rs_shards signed_table)
 
 max_len() {
   case "$1" in
@@ -9,5 +9,6 @@ max_len() {
     rlnc_decoder | peer_receiver) echo 512 ;;
     rs_manifest) echo 4096 ;;
     rs_shards) echo 256 ;;
+    signed_table) echo 4096 ;;
   esac
 }

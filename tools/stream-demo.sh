@@ -45,6 +45,7 @@ for _ in $(seq 1 100); do grep -q '"event":"listening"' "$work/server.log" 2>/de
 grep -q '"event":"listening"' "$work/server.log" || { cat "$work/server.err" >&2; exit 1; }
 port=$(field "$work/server.log" port)
 metrics=$(field "$work/server.log" metrics)
+origin_key=$(field "$work/server.log" identity)
 echo "   $(head -1 "$work/server.log")"
 
 echo "== ${peers} peers with ${loss} simulated loss; peer 1 also relays recoded symbols to one more peer"
@@ -58,8 +59,8 @@ for i in $(seq 1 "$peers"); do
 done
 for _ in $(seq 1 200); do grep -q '"event":"relay"' "$work/peer1.err" 2>/dev/null && break; sleep 0.05; done
 relay_port=$(grep '"event":"relay"' "$work/peer1.err" | head -1 | grep -o '"port":[0-9]*' | cut -d: -f2)
-"$peer_bin" -s "127.0.0.1:$relay_port" --stream demo.ts -o "$work/relayed.ts" --loss "$loss" --seed 99 \
-  --max-rate 40M --progress off --timeout 120 --report "$work/relayed.json" 2> "$work/relayed.err" &
+"$peer_bin" -s "127.0.0.1:$relay_port" --origin-key "$origin_key" --stream demo.ts -o "$work/relayed.ts" \
+  --loss "$loss" --seed 99 --max-rate 40M --progress off --timeout 120 --report "$work/relayed.json" 2> "$work/relayed.err" &
 pids+=($!)
 # A player's view: the stream on standard output, read by ffmpeg as it arrives (what ffplay would get),
 # with a copy kept to check it.

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "coding/rlnc/recoder.hpp"
+#include "peer/relay/forwarded_seals.hpp"
 #include "peer/stream_receiver.hpp"
 #include "server/symbol_source.hpp"
 
@@ -33,12 +34,15 @@ class RelaySource final : public server::SymbolSource {
   bool can_send_systematic() const override { return false; }
   bool write_systematic(std::uint32_t, std::uint32_t, proto::Writer&) override { return false; }
   bool write_coded(std::uint32_t segment, std::uint32_t j, proto::Writer& w) override;
+  // The origin's certificate and seals, as received: a relay signs nothing of the table.
+  server::TableSeals* forwarded_seals() override { return &seals_; }
 
   std::uint64_t recoded() const { return recoded_; }
 
  private:
   const StreamReceiver& receiver_;
   server::StreamInfo info_;
+  ForwardedSeals seals_{receiver_};
   // Per segment, the node its recoder draws from: a recoder whose node is gone (evicted, or replaced)
   // is dropped.
   struct Recoding {

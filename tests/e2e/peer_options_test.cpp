@@ -98,9 +98,10 @@ TEST(RelayMemory, ARelayOverALongStreamKeepsItsBudgetAndFeedsItsPeer) {
                            "127.0.0.1:0", "--relay-memory-mb", "1", "--max-rate", "8M"});
   const auto ev = relay->wait_event("relay", 10s, true);
   ASSERT_TRUE(ev) << relay->err();
-  auto sink = start_peer(dir, "sink",
-                         {"-s", addr((*ev)["port"].get<std::uint16_t>()), "--stream", "long", "-o",
-                          (dir / "sink.out").string(), "--loss", "0.05"});
+  auto sink =
+      start_peer(dir, "sink",
+                 {"-s", addr((*ev)["port"].get<std::uint16_t>()), "--stream", "long", "-o", (dir / "sink.out").string(),
+                  "--loss", "0.05", "--origin-key", server.listening["identity"].get<std::string>()});
   const auto rs = finish(*sink);
   EXPECT_EQ(rs.code, 0) << rs.report.dump() << "\nrelay: " << relay->err();
   EXPECT_EQ(read_bytes(dir / "sink.out"), media);

@@ -89,9 +89,11 @@ TEST(Streaming, ARelayFeedsAnotherPeerWithRecodedSymbols) {
                            "127.0.0.1:0", "--max-rate", "8M", "--loss", "0.1"});
   const auto ev = relay->wait_event("relay", 10s, true);
   ASSERT_TRUE(ev) << relay->err();
-  auto sink = start_peer(dir, "sink",
-                         {"-s", addr((*ev)["port"].get<std::uint16_t>()), "--stream", "show", "-o",
-                          (dir / "sink.out").string(), "--loss", "0.1", "--max-rate", "20M"});
+  // A peer of a relay alone must be told its origin: the relay cannot vouch for it.
+  auto sink = start_peer(
+      dir, "sink",
+      {"-s", addr((*ev)["port"].get<std::uint16_t>()), "--stream", "show", "-o", (dir / "sink.out").string(), "--loss",
+       "0.1", "--max-rate", "20M", "--origin-key", server.listening["identity"].get<std::string>()});
   const auto rs = finish(*sink);
   EXPECT_EQ(rs.code, 0) << rs.report.dump() << "\nrelay: " << relay->err();
   EXPECT_EQ(read_bytes(dir / "sink.out"), media);

@@ -49,7 +49,8 @@ TEST_P(FuzzCorpus, EveryEntryPasses) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, FuzzCorpus,
-                         ::testing::Values("packets", "rlnc_decoder", "peer_receiver", "rs_manifest", "rs_shards"),
+                         ::testing::Values("packets", "rlnc_decoder", "peer_receiver", "rs_manifest", "rs_shards",
+                                           "signed_table"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

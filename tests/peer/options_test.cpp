@@ -46,7 +46,17 @@ TEST(PeerOptions, DecoderAndRelayMemory) {
   EXPECT_EQ(parse({"-s", "127.0.0.1:1", "--stream", "x", "--relay-memory-mb", "0"}).options.relay_memory, 0u);
 }
 
+TEST(PeerOptions, OriginKey) {
+  const std::string key(64, 'c');
+  const auto o = parse({"-s", "127.0.0.1:1", "--stream", "x", "--origin-key", key.c_str()}).options;
+  ASSERT_TRUE(o.origin_key);
+  EXPECT_EQ(proto::to_hex(*o.origin_key), key);
+  EXPECT_FALSE(o.server_key);
+  EXPECT_FALSE(parse({"-s", "127.0.0.1:1", "--stream", "x"}).options.origin_key);
+}
+
 TEST(PeerOptions, BadValues) {
+  const std::string short_key(62, 'a');
   for (auto args : std::vector<std::vector<const char*>>{
            {"--stream", "x"},
            {"-s", "127.0.0.1:1"},
@@ -56,6 +66,8 @@ TEST(PeerOptions, BadValues) {
            {"-s", "127.0.0.1:1", "--stream", "x", "--window", "0"},
            {"-s", "127.0.0.1:1", "--stream", "x", "--start", "soon"},
            {"-s", "127.0.0.1:1", "--stream", "x", "--server-key", "abcd"},
+           {"-s", "127.0.0.1:1", "--stream", "x", "--origin-key", short_key.c_str()},
+           {"-s", "127.0.0.1:1", "--stream", "x", "--origin-key", "zz"},
            {"-s", "127.0.0.1:1", "--stream", "x", "--progress", "maybe"},
            {"-s", "127.0.0.1:1", "--stream", "x", "--decoder", "cuda"},
            {"-s", "127.0.0.1:1", "--stream", "x", "--relay-memory-mb", "-1"},

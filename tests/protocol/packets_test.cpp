@@ -272,20 +272,25 @@ TEST(Packets, SegmentsRoundTripAndRanges) {
     for (auto& x : d.hash) x = static_cast<std::uint8_t>(rng());
     b.descriptors.push_back(d);
   }
+  for (auto& x : b.seal) x = static_cast<std::uint8_t>(rng());
   std::vector<std::uint8_t> buf(1200);
   Writer w(buf);
   write_body(w, b);
   buf.resize(w.size());
-  EXPECT_EQ(buf.size(), kSegmentsHeaderSize + 5 * kDescriptorSize);
+  EXPECT_EQ(buf.size(), kSegmentsHeaderSize + 5 * kDescriptorSize + kSealSize);
   auto back = decode_segments_body(buf, 131072);
   ASSERT_TRUE(back);
   EXPECT_EQ(back->descriptors, b.descriptors);
+  EXPECT_EQ(back->seal, b.seal);
+  auto early_final = buf;
+  early_final[8] |= stream_flags::final;  // the table cannot end at 15 while 40 segments are known
+  EXPECT_FALSE(decode_segments_body(early_final, 131072));
   EXPECT_FALSE(decode_segments_body(buf, 100));  // a size above n·L
   EXPECT_FALSE(decode_segments_body(std::span(buf).first(buf.size() - 1), 131072));
   auto beyond = buf;
   beyond[7] = 12;  // segment_count 12 < first + count
   EXPECT_FALSE(decode_segments_body(beyond, 131072));
-  EXPECT_EQ(descriptors_per_packet(1200), (1200u - 20 - 16 - 10) / 36);
+  EXPECT_EQ(descriptors_per_packet(1200), (1200u - 20 - 16 - 10 - 64) / 36);
   EXPECT_EQ(descriptors_per_packet(65507), 255u);
 }
 

@@ -156,6 +156,8 @@ struct Fixture {
     config.window = 4;
     config.rate = 1e9;
     config.redundancy = redundancy;
+    seals = std::make_unique<OriginSeals>(identity, *stream);
+    config.seals = seals.get();
   }
   std::mt19937_64 rng{21};
   CpuEngine engine;
@@ -163,6 +165,8 @@ struct Fixture {
   CodedCache cache;
   StreamInfo info;
   std::unique_ptr<MediaStream> stream;
+  proto::Ed25519Identity identity = proto::Ed25519Identity::generate();
+  std::unique_ptr<OriginSeals> seals;
   std::vector<std::uint8_t> media;
   proto::SessionKeys keys;
   SessionConfig config;
