@@ -1,0 +1,100 @@
+# shellcheck shell=bash
+# The traffic of tools/netbed.sh (sourced after bed.sh): ncast servers in $NB-srv, ncast peers and
+# iperf3 clients in $NB-peer (data flows server -> peer, through the bottleneck), and what they measure.
+
+# ncast_server PORT LOG [OPTIONS...]: serves $SRC (and any --file given) on $SRV_IP:PORT and waits until
+# it listens.
+ncast_server() {
+  local port=$1 log=$2
+  shift 2
+  in_srv "$BUILD/server/ncast-server" --file "$SRC" --listen "$SRV_IP:$port" --max-sessions-per-source 0 \
+    --stats-interval 0 "$@" >"$log" 2>"$log.err" &
+  BED_PIDS+=($!)
+  local _
+  for _ in $(seq 1 100); do
+    grep -q '"event":"listening"' "$log" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  echo "netbed: ncast-server did not start on $SRV_IP:$port:" >&2
+  cat "$log.err" >&2
+  return 1
+}
+
+# ncast_peer NAME HOST:PORT [OPTIONS...]: downloads $SRC's stream in the background; the output goes
+# through sha256sum (no copy on disk) into $WORK/NAME.sha, the report into $WORK/NAME.json. Sets PEER_PID.
+ncast_peer() {
+  local name=$1 server=$2
+  shift 2
+  (
+    in_peer "$BUILD/peer/ncast-peer" -s "$server" --stream "$(basename "$SRC")" -o - --progress off \
+      --timeout "$PEER_TIMEOUT" --report "$WORK/$name.json" "$@" 2>"$WORK/$name.err" |
+      sha256sum | cut -d' ' -f1 >"$WORK/$name.sha"
+  ) &
+  PEER_PID=$!
+  BED_PIDS+=($!)
+}
+
+# peer_result NAME: "ok" when the copy is complete and SHA-256-identical to the source, else why not.
+peer_result() {
+  local name=$1
+  if [ "$(jq -r .complete "$WORK/$name.json" 2>/dev/null)" != true ]; then
+    printf 'incomplete (%s)' "$(jq -r '.failure // "no report"' "$WORK/$name.json" 2>/dev/null || echo 'no report')"
+  elif [ "$(cat "$WORK/$name.sha")" != "$SRC_SHA" ]; then
+    printf 'output differs from the source'
+  else
+    printf ok
+  fi
+}
+
+# goodput_mbps NAME: the peer's verified bytes over its completion time, Mbit/s.
+goodput_mbps() {
+  jq -r 'if .completion_s > 0 then .bytes * 8 / .completion_s / 1e6 else 0 end' "$WORK/$1.json" | xargs printf '%.1f'
+}
+
+# iperf_tcp SECONDS JSON [PORT]: an iperf3 TCP flow from $NB-srv to $NB-peer (-R); blocks.
+iperf_tcp() {
+  local secs=$1 out=$2 port=${3:-5201}
+  in_srv iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
+  local server=$!
+  BED_PIDS+=($server)
+  sleep 0.3
+  in_peer iperf3 -c "$SRV_IP" -p "$port" -R -t "$secs" -J >"$out" 2>&1 || true
+  wait "$server" 2>/dev/null
+}
+
+# iperf_mbps JSON: the receiver's rate of an iperf3 run, Mbit/s (0 when it failed).
+iperf_mbps() {
+  jq -r '(.end.sum_received.bits_per_second // .end.sum.bits_per_second // 0) / 1e6' "$1" 2>/dev/null |
+    xargs printf '%.1f' 2>/dev/null || printf 0
+}
+
+# measure_link: the bottleneck's rate as one TCP flow alone gets it (before any loss is set): LINK_MBPS.
+measure_link() {
+  iperf_tcp 3 "$WORK/link.json"
+  LINK_MBPS=$(iperf_mbps "$WORK/link.json")
+}
+
+# measure_loss: the loss a 1200-octet UDP flow at a tenth of the link sees from the server: LOSS_PCT.
+measure_loss() {
+  in_srv iperf3 -s -1 -p 5209 >/dev/null 2>&1 &
+  local server=$!
+  BED_PIDS+=($server)
+  sleep 0.3
+  local rate
+  rate=$(awk -v l="$LINK_MBPS" 'BEGIN { r = l / 10; if (r > 20) r = 20; printf "%.1fM", r }')
+  in_peer iperf3 -c "$SRV_IP" -p 5209 -R -u -b "$rate" -l 1200 -t 2 -J >"$WORK/loss.json" 2>&1 || true
+  wait "$server" 2>/dev/null
+  LOSS_PCT=$(jq -r '.end.sum.lost_percent // "?"' "$WORK/loss.json" | xargs printf '%.1f' 2>/dev/null || echo '?')
+}
+
+# peer_counter NAME: octets that reached the peer namespace in the flow counted as NAME (ncast0: from
+# port 7700, ncast1: 7701, tcp0: iperf3's 5201).
+peer_counter() {
+  in_peer nft -j list counter inet netbed "$1" | jq '.nftables[] | select(.counter) | .counter.bytes'
+}
+reset_counters() { in_peer nft reset counters table inet netbed >/dev/null; }
+
+# jain X Y...: Jain's fairness index of the rates given.
+jain() {
+  printf '%s\n' "$@" | awk '{ s += $1; q += $1 * $1; n++ } END { if (q > 0) printf "%.2f", s * s / (n * q); else print 0 }'
+}
