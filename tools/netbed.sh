@@ -22,10 +22,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=tools/netbed/cases.sh
 . "$root/tools/netbed/cases.sh"
 
-ALL_CASES=(randomloss)
+ALL_CASES=(transferloss2 transferloss30 blackhole rebind randomloss corruption)
 # The short run: what today's ncast passes. Cases that wait for congestion control (fairness) join
 # through NETBED_SHORT_EXTRA once they pass.
-SHORT_CASES=(randomloss)
+SHORT_CASES=(transferloss2 transferloss30 blackhole rebind)
 
 RATE=100M
 QUEUE=250000

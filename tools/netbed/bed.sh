@@ -92,11 +92,12 @@ bed_loss() {
   in_rtr nft add rule inet netbed loss iif r1 numgen random mod 1000 '<' "$permille" drop
 }
 
-# bed_blackhole OFF_S ON_S: from now on, the router forwards nothing for OFF_S seconds, then all for
-# ON_S seconds, repeated until the bed goes down.
+# bed_blackhole OFF_S ON_S DELAY_S: after DELAY_S seconds, the router forwards nothing for OFF_S
+# seconds, then all for ON_S seconds, repeated until the bed goes down.
 bed_blackhole() {
-  local off=$1 on=$2
+  local off=$1 on=$2 delay=$3
   (
+    sleep "$delay"
     while :; do
       in_rtr nft add rule inet netbed blackhole drop
       sleep "$off"
