@@ -38,6 +38,10 @@ bed_up() {
   ip -n "$NB-rtr" addr add 10.77.2.1/24 dev r1
   ip -n "$NB-peer" addr add "$PEER_IP/24" dev p0
   for n in srv rtr peer; do ip -n "$NB-$n" link set lo up; done
+  # One datagram per packet on the wire: the server's UDP GSO sends (and TCP's TSO) would otherwise
+  # cross the veths as one packet of up to 64 KB, and the loss rules would drop runs of datagrams.
+  local dev
+  for dev in srv:s0 rtr:r0 rtr:r1 peer:p0; do ip -n "$NB-${dev%:*}" link set "${dev#*:}" gso_max_segs 1; done
   ip -n "$NB-srv" link set s0 up
   ip -n "$NB-rtr" link set r0 up
   ip -n "$NB-rtr" link set r1 up
@@ -57,6 +61,8 @@ table inet netbed {
   counter ncast0 {}
   counter ncast1 {}
   counter tcp0 {}
+  counter seen {}
+  counter lost {}
   chain loss {
     type filter hook prerouting priority -300; policy accept;
   }
@@ -70,6 +76,8 @@ table inet netbed {
 EOF
   in_rtr nft -f - <<'EOF'
 table inet netbed {
+  counter seen {}
+  counter lost {}
   chain loss {
     type filter hook prerouting priority -300; policy accept;
   }
@@ -81,15 +89,33 @@ EOF
 }
 
 # bed_loss PERCENT: drop this share of datagrams at random each way, after the bottleneck (in the
-# peer's namespace for what the server sends, at the router's entrance for what the peer sends).
+# peer's namespace for what the server sends, at the router's entrance for what the peer sends),
+# counting what passes and what is dropped (bed_loss_text).
 bed_loss() {
   local permille
   permille=$(awk -v p="$1" 'BEGIN { printf "%.0f", p * 10 }')
   in_peer nft flush chain inet netbed loss
   in_rtr nft flush chain inet netbed loss
-  [ "$permille" -gt 0 ] || return 0
-  in_peer nft add rule inet netbed loss ip saddr 10.77.1.0/24 numgen random mod 1000 '<' "$permille" drop
-  in_rtr nft add rule inet netbed loss iif r1 numgen random mod 1000 '<' "$permille" drop
+  in_peer nft add rule inet netbed loss ip saddr 10.77.1.0/24 counter name seen
+  in_rtr nft add rule inet netbed loss iif r1 counter name seen
+  if [ "$permille" -gt 0 ]; then
+    in_peer nft add rule inet netbed loss ip saddr 10.77.1.0/24 numgen random mod 1000 '<' "$permille" counter name lost drop
+    in_rtr nft add rule inet netbed loss iif r1 numgen random mod 1000 '<' "$permille" counter name lost drop
+  fi
+  in_peer nft reset counters table inet netbed >/dev/null
+  in_rtr nft reset counters table inet netbed >/dev/null
+}
+
+# bed_loss_text: the loss the case's own packets met since bed_loss, each way.
+bed_loss_text() {
+  local ns way text=()
+  for ns in peer rtr; do
+    [ "$ns" = peer ] && way="to the peer" || way="from it"
+    text+=("$(ip netns exec "$NB-$ns" nft -j list counters table inet netbed |
+      jq -r --arg way "$way" '[.nftables[] | select(.counter) | {(.counter.name): .counter.packets}] | add |
+        if .seen > 0 then "\(.lost * 1000 / .seen | round / 10) % of \(.seen) \($way)" else "nothing \($way)" end')")
+  done
+  printf 'loss %s, %s' "${text[0]}" "${text[1]}"
 }
 
 # bed_blackhole OFF_S ON_S DELAY_S: after DELAY_S seconds, the router forwards nothing for OFF_S

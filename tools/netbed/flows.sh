@@ -74,25 +74,15 @@ measure_link() {
   LINK_MBPS=$(iperf_mbps "$WORK/link.json")
 }
 
-# measure_loss: the loss a 1200-octet UDP flow at a tenth of the link sees from the server: LOSS_PCT.
-measure_loss() {
-  in_srv iperf3 -s -1 -p 5209 >/dev/null 2>&1 &
-  local server=$!
-  BED_PIDS+=($server)
-  sleep 0.3
-  local rate
-  rate=$(awk -v l="$LINK_MBPS" 'BEGIN { r = l / 10; if (r > 20) r = 20; printf "%.1fM", r }')
-  in_peer iperf3 -c "$SRV_IP" -p 5209 -R -u -b "$rate" -l 1200 -t 2 -J >"$WORK/loss.json" 2>&1 || true
-  wait "$server" 2>/dev/null
-  LOSS_PCT=$(jq -r '.end.sum.lost_percent // "?"' "$WORK/loss.json" | xargs printf '%.1f' 2>/dev/null || echo '?')
-}
-
 # peer_counter NAME: octets that reached the peer namespace in the flow counted as NAME (ncast0: from
 # port 7700, ncast1: 7701, tcp0: iperf3's 5201).
 peer_counter() {
   in_peer nft -j list counter inet netbed "$1" | jq '.nftables[] | select(.counter) | .counter.bytes'
 }
-reset_counters() { in_peer nft reset counters table inet netbed >/dev/null; }
+reset_counters() {
+  local c
+  for c in ncast0 ncast1 tcp0; do in_peer nft reset counter inet netbed "$c" >/dev/null; done
+}
 
 # jain X Y...: Jain's fairness index of the rates given.
 jain() {
