@@ -96,10 +96,10 @@ bed_loss() {
   permille=$(awk -v p="$1" 'BEGIN { printf "%.0f", p * 10 }')
   in_peer nft flush chain inet netbed loss
   in_rtr nft flush chain inet netbed loss
-  in_peer nft add rule inet netbed loss ip saddr 10.77.1.0/24 counter name seen
+  in_peer nft add rule inet netbed loss iif p0 counter name seen
   in_rtr nft add rule inet netbed loss iif r1 counter name seen
   if [ "$permille" -gt 0 ]; then
-    in_peer nft add rule inet netbed loss ip saddr 10.77.1.0/24 numgen random mod 1000 '<' "$permille" counter name lost drop
+    in_peer nft add rule inet netbed loss iif p0 numgen random mod 1000 '<' "$permille" counter name lost drop
     in_rtr nft add rule inet netbed loss iif r1 numgen random mod 1000 '<' "$permille" counter name lost drop
   fi
   in_peer nft reset counters table inet netbed >/dev/null
@@ -123,6 +123,7 @@ bed_loss_text() {
 bed_blackhole() {
   local off=$1 on=$2 delay=$3
   (
+    trap 'exit 0' TERM
     sleep "$delay"
     while :; do
       in_rtr nft add rule inet netbed blackhole drop
@@ -141,6 +142,7 @@ bed_blackhole() {
 bed_rebind() {
   local every=$1
   (
+    trap 'exit 0' TERM
     local k=1
     while :; do
       in_rtr nft -f - <<EOF
@@ -173,10 +175,11 @@ EOF
 # tables). Safe to call twice and after a partial bed_up.
 bed_down() {
   local pid n
-  # The impairment loops first (and the sleep or nft each may be in), then what runs in the namespaces.
+  # The impairment loops first, then the sleep or nft each may be waiting for (which lets its TERM
+  # trap run), then what runs in the namespaces.
   for pid in "${BED_PIDS[@]}"; do
-    pkill -TERM -P "$pid" 2>/dev/null
     kill "$pid" 2>/dev/null
+    pkill -TERM -P "$pid" 2>/dev/null
   done
   for n in srv rtr peer; do
     ip netns pids "$NB-$n" 2>/dev/null | xargs -r kill 2>/dev/null

@@ -13,7 +13,8 @@ with_bed() {
 # verdict CASE PASS|FAIL TEXT: the case's one line, kept for the summary.
 verdict() {
   local line
-  line=$(printf '%-16s %-4s %s | link %s Mbit/s, %s (%s)' "$1" "$2" "$3" "$LINK_MBPS" "$(bed_loss_text)" "$BED_SET")
+  line=$(printf '%-16s %-4s %s | link %s Mbit/s (TCP goodput; %s on the wire), %s (%s)' "$1" "$2" "$3" \
+    "$LINK_MBPS" "$LINK_WIRE_MBPS" "$(bed_loss_text)" "$BED_SET")
   echo "$line"
   RESULTS+=("$line")
   [ "$2" = PASS ] || FAILED=1
@@ -117,11 +118,11 @@ big_source() {
   SRC_SHA=$(sha256sum "$SRC" | cut -d' ' -f1)
 }
 
-# share NAME OCTETS SECONDS: a flow's rate and share of the link: sets SHARE_MBPS, SHARE_PCT and
-# SHARE_TEXT ("NAME X Mbit/s (Y %)").
+# share NAME OCTETS SECONDS: a flow's rate on the wire (IP packets that reached the peer) and its share
+# of the link measured the same way: sets SHARE_MBPS, SHARE_PCT and SHARE_TEXT ("NAME X Mbit/s (Y %)").
 share() {
   SHARE_MBPS=$(awk -v b="$2" -v s="$3" 'BEGIN { printf "%.1f", b * 8 / s / 1e6 }')
-  SHARE_PCT=$(awk -v m="$SHARE_MBPS" -v l="$LINK_MBPS" 'BEGIN { printf "%.0f", 100 * m / l }')
+  SHARE_PCT=$(awk -v m="$SHARE_MBPS" -v l="$LINK_WIRE_MBPS" 'BEGIN { printf "%.0f", 100 * m / l }')
   SHARE_TEXT="$1 $SHARE_MBPS Mbit/s ($SHARE_PCT %)"
 }
 within() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }

@@ -68,10 +68,16 @@ iperf_mbps() {
     xargs printf '%.1f' 2>/dev/null || printf 0
 }
 
-# measure_link: the bottleneck's rate as one TCP flow alone gets it (before any loss is set): LINK_MBPS.
+# measure_link: the bottleneck's rate as one TCP flow alone gets it (before any loss is set): LINK_MBPS,
+# its goodput, and LINK_WIRE_MBPS, its IP packets as the peer's counters see them (the unit of the
+# fairness cases' shares, which count ncast's packets the same way).
 measure_link() {
+  reset_counters
   iperf_tcp 3 "$WORK/link.json"
   LINK_MBPS=$(iperf_mbps "$WORK/link.json")
+  LINK_WIRE_MBPS=$(jq -r --arg b "$(peer_counter tcp0)" \
+    '(.end.sum_received.seconds // 0) as $s | if $s > 0 then ($b | tonumber) * 8 / $s / 1e6 else 0 end' \
+    "$WORK/link.json" 2>/dev/null | xargs printf '%.1f')
 }
 
 # peer_counter NAME: octets that reached the peer namespace in the flow counted as NAME (ncast0: from
