@@ -131,7 +131,7 @@ bed_blackhole() {
       in_rtr nft flush chain inet netbed blackhole
       sleep "$on"
     done
-  ) &
+  ) 2>>"$WORK/impairments.err" &
   BED_PIDS+=($!)
 }
 
@@ -167,9 +167,11 @@ EOF
       sleep "$every"
       k=$((k % 9999 + 1))
     done
-  ) &
+  ) 2>>"$WORK/impairments.err" &
   BED_PIDS+=($!)
 }
+
+# (The loops' errors go to impairments.err: there bash also reports the sleep that teardown ends.)
 
 # bed_down: stops what the bed started and removes its namespaces (with their veths, qdiscs and
 # tables). Safe to call twice and after a partial bed_up.

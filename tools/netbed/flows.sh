@@ -113,8 +113,14 @@ forwarder_stop() {
 }
 
 # server_metric HOST:PORT LINE_START: the value of a /metrics line of an ncast server, read from the
-# peer's namespace (e.g. 'ncast_dropped_packets_total{reason="auth"}').
+# peer's namespace (e.g. 'ncast_dropped_packets_total{reason="auth"}'); "?" when it cannot be read.
 server_metric() {
-  in_peer bash -c 'exec 3<>"/dev/tcp/${1%:*}/${1#*:}" && printf "GET /metrics HTTP/1.0\r\n\r\n" >&3 && cat <&3' _ "$1" |
-    awk -v k="$2" 'index($0, k " ") == 1 { print $2 }'
+  local try value
+  for try in 1 2 3; do
+    value=$(in_peer bash -c 'exec 3<>"/dev/tcp/${1%:*}/${1#*:}" && printf "GET /metrics HTTP/1.0\r\n\r\n" >&3 && cat <&3' _ "$1" 2>/dev/null |
+      awk -v k="$2" 'index($0, k " ") == 1 { print $2 }')
+    [ -n "$value" ] && break
+    sleep 0.2
+  done
+  printf '%s' "${value:-?}"
 }
