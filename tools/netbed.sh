@@ -25,7 +25,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=tools/netbed/cases.sh
 . "$root/tools/netbed/cases.sh"
 
-ALL_CASES=(transferloss2 transferloss30 blackhole rebind randomloss corruption handshakeloss fairness fairness2 overload)
+ALL_CASES=(transferloss2 transferloss30 blackhole rebind randomloss corruption reorder handshakeloss fairness fairness2 overload)
 # The short run (--short, the ctest netbed_short, about 2 minutes): the cases today's ncast passes.
 # "fairness" waits for congestion control: add it here once ncast passes it (or try it in the short
 # run meanwhile with NETBED_SHORT_EXTRA=fairness).

@@ -44,6 +44,13 @@ Forwarder::~Forwarder() {
   ::close(listen_fd_);
 }
 
+net::Address Forwarder::local() const {
+  sockaddr_storage sa{};
+  socklen_t len = sizeof sa;
+  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&sa), &len);
+  return net::Address::from_sockaddr(reinterpret_cast<const sockaddr*>(&sa));
+}
+
 double Forwarder::now_ms() const {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }

@@ -41,6 +41,8 @@ class Forwarder {
     while (!stop()) step();
   }
   const ForwarderCounters& counters() const { return counters_; }
+  // The address the peers send to (its port chosen by the kernel where --listen gave 0).
+  net::Address local() const;
 
  private:
   struct Held {  // a delayed datagram

@@ -251,3 +251,19 @@ case_overload() {
   verdict overload "$status" "$OVERLOAD_PEERS realtime 768 kbit/s peers: $peers_text; beside them $tcp (pass: >= 20 %)"
   bed_down
 }
+
+# One download through the forwarder with 10 ms of delay each way, varied by up to ±5 ms per datagram:
+# an RTT of about 20 ms and datagrams reordered within a few milliseconds. The copy must be exact.
+case_reorder() {
+  with_bed "$RATE" "$QUEUE" 0
+  ncast_server 7700 "$WORK/server.log"
+  forwarder_start --delay 10 --jitter 5 --seed "$$"
+  ncast_peer reorder 10.77.2.1:7700
+  wait "$PEER_PID"
+  forwarder_stop
+  local result status=FAIL
+  result=$(peer_result reorder)
+  [ "$result" = ok ] && status=PASS
+  verdict reorder "$status" "copy $result; $(jq -r '"\(.completion_s * 10 | round / 10) s, overhead \(.overhead * 1000 | round / 1000), rejoins \(.rejoins), stalls \(.stalls)"' "$WORK/reorder.json" 2>/dev/null); goodput $(goodput_mbps reorder) Mbit/s; forwarded $(jq -r '"\(.down) to the peer, \(.up) to the server"' "$WORK/forwarder.json" 2>/dev/null)"
+  bed_down
+}
