@@ -1,0 +1,138 @@
+// ncast-netbed-forwarder's relay on loopback: datagrams pass both ways unchanged, --corrupt flips
+// exactly one bit, --delay holds them, --jitter reorders them.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "tools/netbed-forwarder/forwarder.hpp"
+
+namespace ncast::netbed {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A blocking UDP socket on 127.0.0.1 with a receive timeout, so that a lost datagram fails the test.
+struct Socket {
+  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  Socket() {
+    const auto any = net::Address::parse("127.0.0.1:0");
+    sockaddr_storage sa{};
+    const auto len = any.to_sockaddr(sa);
+    EXPECT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&sa), len), 0);
+    const timeval timeout{2, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  }
+  ~Socket() { ::close(fd); }
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+
+  net::Address local() const {
+    sockaddr_storage sa{};
+    socklen_t len = sizeof sa;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+    return net::Address::from_sockaddr(reinterpret_cast<const sockaddr*>(&sa));
+  }
+  void send(const std::vector<std::uint8_t>& d, const net::Address& to) const {
+    sockaddr_storage sa{};
+    const auto len = to.to_sockaddr(sa);
+    ASSERT_EQ(::sendto(fd, d.data(), d.size(), 0, reinterpret_cast<const sockaddr*>(&sa), len),
+              static_cast<ssize_t>(d.size()));
+  }
+  // The next datagram and where it came from; empty after the timeout.
+  std::vector<std::uint8_t> receive(net::Address* from = nullptr) const {
+    std::vector<std::uint8_t> d(2048);
+    sockaddr_storage sa{};
+    socklen_t len = sizeof sa;
+    const auto n = ::recvfrom(fd, d.data(), d.size(), 0, reinterpret_cast<sockaddr*>(&sa), &len);
+    d.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    if (from) *from = net::Address::from_sockaddr(reinterpret_cast<const sockaddr*>(&sa));
+    return d;
+  }
+};
+
+std::vector<std::uint8_t> numbered(std::uint32_t i) {
+  std::vector<std::uint8_t> d(1200, 0x5a);
+  for (int b = 0; b < 4; ++b) d[b] = static_cast<std::uint8_t>(i >> (8 * b));
+  return d;
+}
+std::uint32_t number_of(const std::vector<std::uint8_t>& d) {
+  std::uint32_t i = 0;
+  for (int b = 0; b < 4; ++b) i |= static_cast<std::uint32_t>(d[b]) << (8 * b);
+  return i;
+}
+
+ForwarderOptions impairing(const net::Address& server, double corrupt, double delay_ms, double jitter_ms) {
+  ForwarderOptions o;
+  o.listen = net::Address::parse("127.0.0.1:0");
+  o.server = server;
+  o.corrupt = corrupt;
+  o.delay_ms = delay_ms;
+  o.jitter_ms = jitter_ms;
+  return o;
+}
+
+// A forwarder from a kernel-chosen loopback port to the server, running until the fixture ends.
+struct Running {
+  Forwarder forwarder;
+  std::atomic<bool> stop{false};
+  std::thread thread;
+  explicit Running(const ForwarderOptions& o)
+      : forwarder(o), thread([this] { forwarder.run([this] { return stop.load(); }); }) {}
+  ~Running() {
+    stop = true;
+    thread.join();
+  }
+};
+
+TEST(NetbedForwarder, RelaysBothWaysUnchanged) {
+  Socket server, peer;
+  Running f(impairing(server.local(), 0, 0, 0));
+  for (std::uint32_t i = 0; i < 50; ++i) peer.send(numbered(i), f.forwarder.local());
+  net::Address upstream;
+  for (std::uint32_t i = 0; i < 50; ++i) ASSERT_EQ(server.receive(&upstream), numbered(i));
+  server.send(numbered(7), upstream);  // the reply goes back through the peer's own upstream socket
+  EXPECT_EQ(peer.receive(), numbered(7));
+}
+
+TEST(NetbedForwarder, CorruptFlipsExactlyOneBit) {
+  Socket server, peer;
+  Running f(impairing(server.local(), 1.0, 0, 0));
+  for (std::uint32_t i = 0; i < 50; ++i) peer.send(numbered(i), f.forwarder.local());
+  for (std::uint32_t i = 0; i < 50; ++i) {
+    const auto got = server.receive();
+    const auto sent = numbered(i);
+    ASSERT_EQ(got.size(), sent.size());
+    int flipped = 0;
+    for (std::size_t b = 0; b < got.size(); ++b) flipped += std::popcount(static_cast<unsigned>(got[b] ^ sent[b]));
+    EXPECT_EQ(flipped, 1) << "datagram " << i;
+  }
+}
+
+TEST(NetbedForwarder, DelayHoldsAndJitterReorders) {
+  Socket server, peer;
+  Running f(impairing(server.local(), 0, 30, 20));
+  const auto sent_at = Clock::now();
+  for (std::uint32_t i = 0; i < 200; ++i) peer.send(numbered(i), f.forwarder.local());
+  std::vector<std::uint32_t> order;
+  for (int i = 0; i < 200; ++i) {
+    const auto got = server.receive();
+    ASSERT_FALSE(got.empty()) << "only " << i << " of 200 datagrams arrived";
+    if (i == 0) {
+      EXPECT_GE(Clock::now() - sent_at, std::chrono::milliseconds(10));
+    }
+    order.push_back(number_of(got));
+  }
+  EXPECT_FALSE(std::is_sorted(order.begin(), order.end()));
+}
+
+}  // namespace
+}  // namespace ncast::netbed
