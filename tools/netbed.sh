@@ -11,7 +11,7 @@
 #   --window S       how long the fairness cases measure shares (default 30)
 #   --overload-peers N   realtime peers of the overload case (default 200)
 #   --keep           keep the work folder (logs, reports) and print where it is
-#   --build DIR      where ncast-server, ncast-peer and ncast-swarm are built (default build, or $NCAST_BUILD_DIR)
+#   --build DIR      where ncast-server, ncast-peer, ncast-swarm and udp-forwarder are built (default build, or $NCAST_BUILD_DIR)
 #   --short          the cases today's ncast passes, for CI (SHORT_CASES below, and $NETBED_SHORT_EXTRA)
 #   --list           print the cases and exit
 # Exit status: 0 all cases passed, 1 a case failed, 2 bad usage, 77 cannot run here (not root, no
@@ -72,7 +72,7 @@ skip() { echo "netbed: SKIPPED: $*"; exit 77; }
 for tool in ip:iproute2 tc:iproute2 nft:nftables iperf3:iperf3 jq:jq sha256sum:coreutils; do
   command -v "${tool%%:*}" >/dev/null || skip "'${tool%%:*}' is missing: install the Debian package ${tool#*:}"
 done
-for bin in server/ncast-server peer/ncast-peer peer/swarm/ncast-swarm tools/netbed-forwarder/ncast-netbed-forwarder; do
+for bin in server/ncast-server peer/ncast-peer peer/swarm/ncast-swarm tools/udp-forwarder/udp-forwarder; do
   [ -x "$BUILD/$bin" ] || skip "$BUILD/$bin is not built (tools/build.sh, or --build DIR)"
 done
 NB=nb-$$

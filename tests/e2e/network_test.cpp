@@ -17,7 +17,7 @@ struct ForwarderProc {
 
 ForwarderProc start_forwarder(const TempDir& dir, const std::string& tag, std::uint16_t server,
                               std::vector<std::string> args) {
-  std::vector<std::string> argv{NCAST_FORWARDER_BIN, "--to", addr(server)};
+  std::vector<std::string> argv{NCAST_FORWARDER_BIN, "--server", addr(server)};
   argv.insert(argv.end(), args.begin(), args.end());
   ForwarderProc f;
   f.process = std::make_unique<Process>(argv, dir / (tag + ".stdout"), dir / (tag + ".stderr"));
@@ -35,7 +35,7 @@ TEST(Network, ReorderingCostsAtMostATenthMore) {
   const auto media = random_bytes(8'000'000, 31);
   write_file(dir / "big.bin", media);
   auto server = start_server(dir, "server", {"--file", (dir / "big.bin").string(), "--stats-interval", "0"});
-  auto fwd = start_forwarder(dir, "fwd", server.port, {"--reorder", "0.25", "--delay-ms", "10"});
+  auto fwd = start_forwarder(dir, "fwd", server.port, {"--reorder", "0.25", "--reorder-ms", "10"});
   auto peer = start_peer(dir, "peer", {"-s", addr(fwd.port), "--stream", "big.bin", "-o", (dir / "out").string()});
   const auto r = finish(*peer);
   EXPECT_EQ(r.code, 0) << r.report.dump();

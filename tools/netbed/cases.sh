@@ -257,7 +257,7 @@ case_overload() {
 case_reorder() {
   with_bed "$RATE" "$QUEUE" 0
   ncast_server 7700 "$WORK/server.log"
-  forwarder_start --delay 10 --jitter 5 --seed "$$"
+  forwarder_start --delay-ms 10 --jitter-ms 5 --seed "$$"
   ncast_peer reorder 10.77.2.1:7700
   wait "$PEER_PID"
   forwarder_stop

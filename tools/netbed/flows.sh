@@ -95,21 +95,22 @@ jain() {
   printf '%s\n' "$@" | awk '{ s += $1; q += $1 * $1; n++ } END { if (q > 0) printf "%.2f", s * s / (n * q); else print 0 }'
 }
 
-# forwarder_start OPTIONS...: ncast-netbed-forwarder in the router, from 10.77.2.1:7700 (the peers'
+# forwarder_start OPTIONS...: udp-forwarder in the router, from 10.77.2.1:7700 (the peers'
 # side) to the ncast server on 7700, impairing as OPTIONS say. Sets FORWARDER_PID.
 forwarder_start() {
   # Not through in_rtr: the pid must be the forwarder's own, for its counts on SIGTERM.
-  ip netns exec "$NB-rtr" "$BUILD/tools/netbed-forwarder/ncast-netbed-forwarder" --listen 10.77.2.1:7700 --server "$SRV_IP:7700" \
-    "$@" >"$WORK/forwarder.json" 2>"$WORK/forwarder.err" &
+  ip netns exec "$NB-rtr" "$BUILD/tools/udp-forwarder/udp-forwarder" --listen 10.77.2.1:7700 --server "$SRV_IP:7700" \
+    "$@" >"$WORK/forwarder.out" 2>"$WORK/forwarder.err" &
   FORWARDER_PID=$!
   BED_PIDS+=($!)
   sleep 0.2
 }
 
-# forwarder_stop: ends the forwarder; its counts (JSON) are then in $WORK/forwarder.json.
+# forwarder_stop: ends the forwarder; its counts (its report line, JSON) are then in $WORK/forwarder.json.
 forwarder_stop() {
   kill -TERM "$FORWARDER_PID" 2>/dev/null
   wait "$FORWARDER_PID" 2>/dev/null
+  jq -c 'select(.event == "report")' "$WORK/forwarder.out" >"$WORK/forwarder.json" 2>/dev/null
 }
 
 # server_metric HOST:PORT LINE_START: the value of a /metrics line of an ncast server, read from the

@@ -1,81 +1,101 @@
-// udp-forwarder: forwards UDP between clients and one server, reordering and rebinding on the way
-// (see forwarder.hpp). Prints {"event":"listening","port":N} when ready and, on SIGINT or SIGTERM,
-// {"event":"report",...} with what it did; exit 2 on bad options.
-#include <signal.h>
-
-#include <boost/program_options.hpp>
-#include <cstdio>
+// udp-forwarder: relays UDP between clients and one server, impairing it on the way (see forwarder.hpp).
+// Prints {"event":"listening","port":N} when ready and, on SIGINT or SIGTERM, {"event":"report",...}
+// with its counts; exit 2 on bad options, 1 when it cannot bind or reach the server.
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/command_line.hpp"
+#include "cli/interrupt.hpp"
 #include "tools/udp-forwarder/forwarder.hpp"
+
+namespace po = boost::program_options;
+using namespace ncast;
 
 namespace {
 
-namespace po = boost::program_options;
-volatile bool stop_requested = false;
+constexpr const char* kAbout =
+    "udp-forwarder: relays UDP between clients and one server, flipping bits, delaying, reordering and\n"
+    "rebinding (a NAT's new port) on the way: the network of tests/e2e and tools/netbed.sh. Prints\n"
+    "{\"event\":\"listening\",\"port\":N} when ready and its counts as one JSON line on SIGINT or SIGTERM.\n\n"
+    "Usage: udp-forwarder --server HOST:PORT [--listen HOST:PORT] [options]\n";
 
-void on_signal(int) { stop_requested = true; }
-
-ncast::net::Address address_option(const po::variables_map& vm, const char* name) {
-  const auto a = ncast::net::Address::parse(vm[name].as<std::string>());
+net::Address address_option(const po::variables_map& vm, const char* name) {
+  const auto& text = vm.at(name).as<std::string>();
+  const auto a = net::Address::parse(text);
   if (a.family == 0)
-    throw std::invalid_argument(std::string("--") + name + " '" + vm[name].as<std::string>() +
-                                "' is not a numeric host:port");
+    throw std::invalid_argument(std::string("--") + name + " '" + text + "' is not a numeric HOST:PORT");
   return a;
 }
 
-ncast::tools::ForwarderOptions parse(int argc, char** argv) {
-  po::options_description d("udp-forwarder options");
-  d.add_options()("listen", po::value<std::string>()->default_value("127.0.0.1:0"), "where clients send to")(
-      "to", po::value<std::string>()->required(), "the server, host:port")(
-      "reorder", po::value<double>()->default_value(0), "share of datagrams delayed, 0..1, each direction")(
-      "delay-ms", po::value<double>()->default_value(10), "how long a delayed datagram is held")(
-      "rebind-ms", po::value<long>()->default_value(0), "a client's new outbound port this often (0: never)")(
-      "seed", po::value<std::uint64_t>()->default_value(1), "of the reordering dice");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, d), vm);
-  po::notify(vm);
-  ncast::tools::ForwarderOptions o;
+void describe(po::options_description& d, tools::ForwarderOptions& o, long& rebind_ms) {
+  d.add_options()("listen", po::value<std::string>()->default_value("127.0.0.1:0"), "HOST:PORT the clients send to")(
+      "server", po::value<std::string>(), "HOST:PORT of the server (required)")(
+      "corrupt", po::value(&o.corrupt)->default_value(0, "0"), "share of datagrams, each way, with one bit flipped")(
+      "delay-ms", po::value(&o.delay_ms)->default_value(0, "0"), "every datagram held this long, each way")(
+      "jitter-ms", po::value(&o.jitter_ms)->default_value(0, "0"),
+      "each datagram's delay varies uniformly by up to ± this (reorders); at most --delay-ms")(
+      "reorder", po::value(&o.reorder)->default_value(0, "0"),
+      "share of datagrams, each way, held --reorder-ms longer")(
+      "reorder-ms", po::value(&o.reorder_ms)->default_value(10, "10"), "how much longer the --reorder share is held")(
+      "rebind-ms", po::value(&rebind_ms)->default_value(0), "a client's new outbound port this often (0: never)")(
+      "seed", po::value(&o.seed)->default_value(1), "seed of the impairments")("help,h", "show this help");
+}
+
+// Checks the values parsed into o and completes it from vm.
+void check(const po::variables_map& vm, tools::ForwarderOptions& o, long rebind_ms) {
+  if (!vm.count("server")) throw std::invalid_argument("--server is required (see --help)");
+  cli::in_range("corrupt", o.corrupt, 0.0, 1.0);
+  cli::in_range("delay-ms", o.delay_ms, 0.0, 10000.0);
+  cli::in_range("jitter-ms", o.jitter_ms, 0.0, o.delay_ms);
+  cli::in_range("reorder", o.reorder, 0.0, 1.0);
+  cli::in_range("reorder-ms", o.reorder_ms, 0.0, 10000.0);
+  cli::in_range("rebind-ms", rebind_ms, 0L, 3'600'000L);
+  o.rebind = std::chrono::milliseconds(rebind_ms);
   o.listen = address_option(vm, "listen");
-  o.server = address_option(vm, "to");
-  o.reorder = vm["reorder"].as<double>();
-  const double delay_ms = vm["delay-ms"].as<double>();
-  if (!(o.reorder >= 0 && o.reorder <= 1) || !(delay_ms >= 0) || vm["rebind-ms"].as<long>() < 0)
-    throw std::invalid_argument("--reorder must be within 0..1, --delay-ms and --rebind-ms not negative");
-  o.delay = std::chrono::microseconds(static_cast<long>(delay_ms * 1000));
-  o.rebind = std::chrono::milliseconds(vm["rebind-ms"].as<long>());
-  o.seed = vm["seed"].as<std::uint64_t>();
-  return o;
+  o.server = address_option(vm, "server");
+}
+
+void report(const tools::ForwarderCounters& c) {
+  std::cout << nlohmann::json{{"event", "report"},
+                              {"up", c.up},
+                              {"down", c.down},
+                              {"corrupted_up", c.corrupted_up},
+                              {"corrupted_down", c.corrupted_down},
+                              {"reordered", c.reordered},
+                              {"rebinds", c.rebinds},
+                              {"lost_to_old_ports", c.lost_to_old_ports},
+                              {"send_failures", c.send_failures}}
+                   .dump()
+            << std::endl;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  ncast::tools::ForwarderOptions options;
+  po::options_description d("Options");
+  tools::ForwarderOptions options;
+  long rebind_ms = 0;
+  describe(d, options, rebind_ms);
   try {
-    options = parse(argc, argv);
+    const auto vm = cli::parse_command_line(argc, argv, d);
+    if (vm.count("help")) {
+      std::cout << cli::help_text(kAbout, d);
+      return 0;
+    }
+    check(vm, options, rebind_ms);
   } catch (const std::exception& e) {
-    std::cerr << "udp-forwarder: " << e.what() << "\n";
+    std::cerr << "udp-forwarder: " << e.what() << '\n';
     return 2;
   }
   try {
-    ncast::tools::Forwarder forwarder(options);
-    ::signal(SIGINT, on_signal);
-    ::signal(SIGTERM, on_signal);
-    std::cout << nlohmann::json{{"event", "listening"}, {"port", forwarder.port()}}.dump() << std::endl;
-    forwarder.run(stop_requested);
-    const auto& c = forwarder.counters();
-    std::cout << nlohmann::json{{"event", "report"},
-                                {"forwarded", c.forwarded},
-                                {"delayed", c.delayed},
-                                {"rebinds", c.rebinds},
-                                {"lost_to_old_ports", c.lost_to_old_ports}}
-                     .dump()
-              << std::endl;
+    cli::catch_interrupts();
+    tools::Forwarder forwarder(options);
+    std::cout << nlohmann::json{{"event", "listening"}, {"port", forwarder.local().port}}.dump() << std::endl;
+    forwarder.run([] { return cli::interrupt_signal() != 0; });
+    report(forwarder.counters());
+    return 0;
   } catch (const std::exception& e) {
-    std::cerr << "udp-forwarder: " << e.what() << "\n";
+    std::cerr << "udp-forwarder: " << e.what() << '\n';
     return 1;
   }
-  return 0;
 }

@@ -1,8 +1,10 @@
-// ncast-netbed-forwarder's relay on loopback: datagrams pass both ways unchanged, --corrupt flips
-// exactly one bit, --delay holds them, --jitter reorders them.
+// udp-forwarder's relay on loopback: datagrams pass both ways unchanged, --corrupt flips exactly one
+// bit, --delay-ms holds them, --jitter-ms and --reorder reorder them, --rebind-ms moves a client to a
+// new upstream port and drops what the server sends to the old one; the program refuses bad options.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,12 +12,15 @@
 #include <bit>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
-#include "tools/netbed-forwarder/forwarder.hpp"
+#include "tools/udp-forwarder/forwarder.hpp"
 
-namespace ncast::netbed {
+namespace ncast::tools {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -93,7 +98,7 @@ struct Running {
   }
 };
 
-TEST(NetbedForwarder, RelaysBothWaysUnchanged) {
+TEST(UdpForwarder, RelaysBothWaysUnchanged) {
   Socket server, peer;
   Running f(impairing(server.local(), 0, 0, 0));
   for (std::uint32_t i = 0; i < 50; ++i) peer.send(numbered(i), f.forwarder.local());
@@ -103,7 +108,7 @@ TEST(NetbedForwarder, RelaysBothWaysUnchanged) {
   EXPECT_EQ(peer.receive(), numbered(7));
 }
 
-TEST(NetbedForwarder, CorruptFlipsExactlyOneBit) {
+TEST(UdpForwarder, CorruptFlipsExactlyOneBit) {
   Socket server, peer;
   Running f(impairing(server.local(), 1.0, 0, 0));
   for (std::uint32_t i = 0; i < 50; ++i) peer.send(numbered(i), f.forwarder.local());
@@ -117,7 +122,7 @@ TEST(NetbedForwarder, CorruptFlipsExactlyOneBit) {
   }
 }
 
-TEST(NetbedForwarder, DelayHoldsAndJitterReorders) {
+TEST(UdpForwarder, DelayHoldsAndJitterReorders) {
   Socket server, peer;
   Running f(impairing(server.local(), 0, 30, 20));
   const auto sent_at = Clock::now();
@@ -134,5 +139,59 @@ TEST(NetbedForwarder, DelayHoldsAndJitterReorders) {
   EXPECT_FALSE(std::is_sorted(order.begin(), order.end()));
 }
 
+TEST(UdpForwarder, ReorderHoldsAShareLonger) {
+  Socket server, peer;
+  auto o = impairing(server.local(), 0, 0, 0);
+  o.reorder = 0.25;
+  o.reorder_ms = 30;
+  Running f(o);
+  for (std::uint32_t i = 0; i < 200; ++i) peer.send(numbered(i), f.forwarder.local());
+  std::vector<std::uint32_t> order;
+  for (int i = 0; i < 200; ++i) {
+    const auto got = server.receive();
+    ASSERT_FALSE(got.empty()) << "only " << i << " of 200 datagrams arrived";
+    order.push_back(number_of(got));
+  }
+  EXPECT_FALSE(std::is_sorted(order.begin(), order.end()));
+}
+
+TEST(UdpForwarder, RebindMovesTheClientToANewPortAndDropsTheOld) {
+  Socket server, peer;
+  auto o = impairing(server.local(), 0, 0, 0);
+  o.rebind = std::chrono::milliseconds(100);
+  Running f(o);
+  net::Address before, after;
+  peer.send(numbered(1), f.forwarder.local());
+  ASSERT_EQ(server.receive(&before), numbered(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  peer.send(numbered(2), f.forwarder.local());
+  ASSERT_EQ(server.receive(&after), numbered(2));
+  EXPECT_NE(before, after);
+  server.send(numbered(3), before);  // to the old binding: lost, as behind a NAT
+  server.send(numbered(4), after);
+  EXPECT_EQ(peer.receive(), numbered(4));
+}
+
+// The program's exit status and stderr for args.
+std::pair<int, std::string> run_program(const std::string& args) {
+  const std::string err = ::testing::TempDir() + "udp_forwarder_stderr";
+  const int status = std::system((std::string(UDP_FORWARDER_EXE) + " " + args + " >/dev/null 2>" + err).c_str());
+  std::ifstream in(err);
+  return {WEXITSTATUS(status), std::string(std::istreambuf_iterator<char>(in), {})};
+}
+
+TEST(UdpForwarder, BadOptionsAreRefusedByName) {
+  for (const auto& [args, named] : std::vector<std::pair<std::string, std::string>>{
+           {"", "--server is required"},
+           {"--server 127.0.0.1:9 --reorder 1.5", "--reorder 1.5 is out of range"},
+           {"--server 127.0.0.1:9 --delay-ms 5 --jitter-ms 6", "--jitter-ms 6 is out of range"},
+           {"--server nowhere", "--server 'nowhere' is not a numeric HOST:PORT"},
+           {"--to 127.0.0.1:9", "unrecognised option '--to'"}}) {
+    const auto [code, err] = run_program(args);
+    EXPECT_EQ(code, 2) << args;
+    EXPECT_NE(err.find(named), std::string::npos) << args << ": " << err;
+  }
+}
+
 }  // namespace
-}  // namespace ncast::netbed
+}  // namespace ncast::tools
