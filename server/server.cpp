@@ -127,7 +127,9 @@ void Server::on_protected(const proto::Prefix& prefix, std::span<std::uint8_t> d
   const std::uint32_t slot = it->second;
   Session& s = *slots_[slot].session;
   if (s.peer() != from) return metrics_.drops.count(proto::DropReason::wrong_address);
+  const std::uint64_t events = s.counters().congestion_events;
   const auto in = s.receive(d, *header, now);
+  metrics_.congestion_events += s.counters().congestion_events - events;
   if (in.drop) return metrics_.drops.count(*in.drop);
   if (in.bye) return close(slot, CloseReason::bye, false);
   // The ACK may open a round or change the rate: the session is looked at on the next tick.
@@ -271,10 +273,20 @@ std::size_t Server::send_next(Session& s, TimePoint now) {
 
 void Server::housekeeping(TimePoint now) {
   bool closed = false;
+  const bool sample = now - sampled_at_ >= 1s;
+  if (sample) sampled_at_ = now;
   for (std::uint32_t slot = 0; slot < slots_.size(); ++slot) {
     const Session* s = slots_[slot].session.get();
     if (!s) continue;
-    if (!s->confirmed() && now - s->last_heard() > std::chrono::milliseconds(config_.handshake_timeout_ms)) {
+    if (sample && s->controller().has_rtt()) {
+      metrics_.session_rate.observe(kRateBuckets, 8 * s->controller().delivery_rate());
+      metrics_.session_rtt.observe(kRttBuckets, std::chrono::duration<double>(s->controller().srtt()).count());
+    }
+    if (s->path_too_slow()) {
+      ++metrics_.breaker_trips;
+      close(slot, CloseReason::path_too_slow, true);
+      closed = true;
+    } else if (!s->confirmed() && now - s->last_heard() > std::chrono::milliseconds(config_.handshake_timeout_ms)) {
       // No BYE: nothing says the address receives.
       close(slot, CloseReason::handshake, false);
     } else if (now - s->last_heard() > std::chrono::milliseconds(config_.idle_timeout_ms)) {
@@ -296,7 +308,9 @@ void Server::close(std::uint32_t slot, CloseReason reason, bool say_bye) {
   if (say_bye) {
     if (socket_.full()) socket_.flush();
     if (!socket_.full()) {
-      const auto r = reason == CloseReason::idle ? proto::ByeReason::idle_timeout : proto::ByeReason::shutdown;
+      const auto r = reason == CloseReason::idle            ? proto::ByeReason::idle_timeout
+                     : reason == CloseReason::path_too_slow ? proto::ByeReason::path_too_slow
+                                                            : proto::ByeReason::shutdown;
       if (const std::size_t len = s.bye(socket_.slot(), r)) {
         socket_.commit(len, s.peer());
         ++metrics_.bye_packets;
@@ -304,6 +318,7 @@ void Server::close(std::uint32_t slot, CloseReason reason, bool say_bye) {
     }
   }
   ++metrics_.sessions_closed[static_cast<std::size_t>(reason)];
+  metrics_.silences += s.counters().silences;
   StreamTotals& sent = closed_totals_[&s.source()];
   sent.sent_packets += s.counters().packets_sent;
   sent.sent_bytes += s.counters().bytes_sent;
