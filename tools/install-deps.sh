@@ -13,6 +13,7 @@ packages=(
   ffmpeg
   gnuplot-nox
   dpkg-dev file man-db
+  iproute2 nftables iperf3 jq
 )
 case "${1:-}" in
   --checks) packages+=(clang-format clang-tidy) ;;
