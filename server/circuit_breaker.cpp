@@ -8,11 +8,21 @@ constexpr double kCarried = 0.9;
 // The session sent at least this share of its pacing rate: it was limited by the path, not the source.
 constexpr double kBusy = 0.7;
 
+// A uniform number in [0, 1) from the session's seed and the interval's count (splitmix64).
+double draw(std::uint64_t seed, std::uint64_t n) {
+  std::uint64_t z = seed + (n + 1) * 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
 }  // namespace
 
-void CircuitBreaker::update(TimePoint now, double sent, double delivered, double pacing_rate) {
+bool CircuitBreaker::update(TimePoint now, double sent, double delivered, double pacing_rate) {
   const double seconds = std::chrono::duration<double>(now - started_).count();
-  if (config_.media_rate <= 0 || seconds < std::chrono::duration<double>(config_.interval).count()) return;
+  if (config_.media_rate <= 0 || tripped_ || seconds < std::chrono::duration<double>(config_.interval).count())
+    return false;
   const double sent_rate = (sent - sent_at_start_) / seconds;
   const double got_rate = (delivered - delivered_at_start_) / seconds;
   if (sent_rate >= kBusy * pacing_rate && got_rate < kCarried * config_.media_rate) {
@@ -21,12 +31,15 @@ void CircuitBreaker::update(TimePoint now, double sent, double delivered, double
     ++bad_total_;
     bad_delivered_ += delivered - delivered_at_start_;
     bad_seconds_ += seconds;
+    const double shortfall = 1.0 - got_rate / config_.media_rate;
+    tripped_ = bad_ >= config_.max_bad || (bad_ >= config_.min_bad && draw(config_.seed, bad_total_) < shortfall);
   } else {
     bad_ = 0;
   }
   started_ = now;
   sent_at_start_ = sent;
   delivered_at_start_ = delivered;
+  return bad_ == 0;
 }
 
 }  // namespace ncast::server

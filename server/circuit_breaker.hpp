@@ -13,10 +13,13 @@ namespace ncast::server {
 struct CircuitBreakerConfig {
   double media_rate = 0;  // octets per second of datagrams that carry the stream at its bitrate
   std::chrono::milliseconds interval{1000};
-  // Bad intervals in a row that trip it. Sessions of one overloaded path should not all trip at once
-  // (the survivors would then have the path to themselves, and the others left for nothing): the
-  // server spreads this over its sessions.
-  int trip_after = 4;
+  // After this many bad intervals in a row a session may trip; after max_bad it does. In between it
+  // trips at random with the probability of its shortfall (1 − received / needed): the sessions of
+  // one overloaded path do not all leave at once (the path would then carry nothing) nor one at a time
+  // (the others would starve meanwhile), but about as many as the path cannot carry, in a second or two.
+  int min_bad = 2;
+  int max_bad = 10;
+  std::uint64_t seed = 0;  // the session's own draw (its id)
 };
 
 class CircuitBreaker {
@@ -25,12 +28,13 @@ class CircuitBreaker {
 
   CircuitBreaker(const CircuitBreakerConfig& config, TimePoint now) : config_(config), started_(now) {}
 
-  // Totals so far: octets sent, octets the peer received; the pacing rate (octets/s) now.
-  void update(TimePoint now, double sent, double delivered, double pacing_rate);
+  // Totals so far: octets sent, octets the peer received; the pacing rate (octets/s) now. True when an
+  // interval ended now and the path carried the stream through it.
+  bool update(TimePoint now, double sent, double delivered, double pacing_rate);
   void set_media_rate(double rate) { config_.media_rate = rate; }
   // The last interval was bad: the session backs off.
   bool congested() const { return bad_ > 0; }
-  bool tripped() const { return bad_ >= config_.trip_after; }
+  bool tripped() const { return tripped_; }
   // Octets per second the peer received over the bad intervals, and what the media needs.
   double measured() const { return bad_ > 0 ? bad_delivered_ / bad_seconds_ : 0; }
   double needed() const { return config_.media_rate; }
@@ -41,6 +45,7 @@ class CircuitBreaker {
   TimePoint started_;
   double sent_at_start_ = 0, delivered_at_start_ = 0;
   int bad_ = 0;
+  bool tripped_ = false;
   double bad_delivered_ = 0, bad_seconds_ = 0;
   std::uint64_t bad_total_ = 0;
 };

@@ -15,16 +15,18 @@ constexpr std::size_t kSentRing = 8192;  // packets whose send time an ACK may s
 constexpr auto kMinRound = 10ms;
 constexpr std::uint64_t kMinRoundPackets = 32;  // and at least this many packets: a loss sample's size
 constexpr auto kMinRttWindow = 10s;
-constexpr double kStartupGain = 2.0;
+constexpr auto kRateSpan = 20ms;  // a delivery-rate sample spans at least this
+constexpr double kStartupGain = 2.89;  // BBR's: the rate doubles each round trip
 constexpr double kDrainGain = 0.5;
-constexpr std::array<double, 8> kCycle{1.25, 0.75, 1, 1, 1, 1, 1, 1};
+constexpr std::array<double, 8> kCycle{1.25, 0.9, 1, 1, 1, 1, 1, 1};
 constexpr double kStartupGrowth = 1.25;  // startup ends after three rounds growing less than this
 constexpr int kStartupFlatRounds = 3;
 constexpr double kMaxRandomLoss = 0.5;  // made up for at most: beyond it the rate would double
-// Congestion: loss above the random loss by more than this and three standard deviations of a round's
-// count, or a standing queue (the round's smallest RTT above the minimum by this much).
+// Congestion: a round's packets lost more than the random loss by this and by three standard
+// deviations of the round's count.
 constexpr double kExcessLoss = 0.03;
-constexpr auto kQueueDelay = 4ms;
+constexpr auto kDrainedDelay = 1ms;  // a queue this short counts as drained
+constexpr int kMaxDrainRounds = 4;
 constexpr double kBackoff = 0.7;  // the ceiling after congestion, of the delivery rate (CUBIC's beta)
 
 double loss_of(std::uint64_t numbers, std::uint64_t delivered) {
@@ -35,15 +37,16 @@ double loss_of(std::uint64_t numbers, std::uint64_t delivered) {
 }  // namespace
 
 RateController::RateController(const RateControllerConfig& config, TimePoint now)
-    : config_(config), sent_(kSentRing), delivered_at_(now), acked_sent_at_(now), last_ack_at_(now), last_sent_at_(now) {
+    : config_(config), datagram_(config.datagram), sent_(kSentRing), last_ack_at_(now), last_sent_at_(now) {
   round_.started = now;
   round_.gain = kStartupGain;
 }
 
 void RateController::on_sent(std::uint64_t number, std::size_t bytes, TimePoint now) {
-  (void)bytes;  // the rate counts datagrams of config_.datagram octets: coded ones, nearly all of them
+  // The peer counts packets, not octets: a packet delivered is taken to be of the mean size sent.
+  datagram_ += (static_cast<double>(bytes) - datagram_) / 16;
   Sent& s = sent_[number % kSentRing];
-  s = {number, now, delivered_, delivered_at_, acked_sent_at_};
+  s = {number, now};
   largest_sent_ = std::max(largest_sent_, number);
   last_sent_at_ = now;
 }
@@ -58,7 +61,6 @@ void RateController::on_ack(std::uint64_t largest, std::uint32_t received, Durat
     if (grew > 0) delivered_ += static_cast<std::uint64_t>(grew);
   }
   if (static_cast<std::int32_t>(received - last_received_) >= 0) last_received_ = received;
-  delivered_at_ = now;
   last_ack_at_ = now;
   silent_ = false;
   if (largest <= largest_acked_ && largest_acked_ != 0) return;  // nothing newer: no sample
@@ -69,20 +71,25 @@ void RateController::on_ack(std::uint64_t largest, std::uint32_t received, Durat
     const auto since = std::chrono::duration_cast<microseconds>(now - s.at);
     // The peer's hold time is not the path's; a hold longer than the whole RTT is a clock's quirk.
     rtt_sample(since > ack_delay ? since - ack_delay : since, now);
-    // Over the longer of the ACKs' and the sends' spans (BBR's rate sample): ACKs that arrive
-    // bunched together do not pass for a faster path.
-    const double interval = std::max(std::chrono::duration<double>(now - s.delivered_at).count(),
-                                     std::chrono::duration<double>(s.at - s.first_sent).count());
-    acked_sent_at_ = s.at;
-    if (interval > 0 && delivered_ > s.delivered) {
-      const double bw = static_cast<double>(delivered_ - s.delivered) * config_.datagram / interval;
-      round_.max_bw = std::max(round_.max_bw, bw);
-    }
+    sample_rate(s.at, now);
   }
   count_loss(largest_acked_, now);
   if (largest_acked_ >= round_.first_number && now - round_.started >= kMinRound &&
       largest_sent_ >= round_.first_number + kMinRoundPackets)
     end_round(now);
+}
+
+void RateController::sample_rate(TimePoint sent_at, TimePoint now) {
+  // The delivery rate since an ACK at least kRateSpan ago, over the longer of the ACKs' and the sends'
+  // spans (BBR's rate sample, over more than one ACK): ACKs that a busy host handles late and then
+  // together would otherwise pass for a path several times faster than it is.
+  acks_.push_back({now, delivered_, sent_at});
+  while (acks_.size() > 2 && now - acks_[1].at >= kRateSpan) acks_.pop_front();
+  const AckPoint& ref = acks_.front();
+  if (now - ref.at < kRateSpan || delivered_ <= ref.delivered) return;
+  const double span = std::max(std::chrono::duration<double>(now - ref.at).count(),
+                               std::chrono::duration<double>(sent_at - ref.sent_at).count());
+  round_.max_bw = std::max(round_.max_bw, static_cast<double>(delivered_ - ref.delivered) * datagram_ / span);
 }
 
 void RateController::rtt_sample(Duration rtt, TimePoint now) {
@@ -99,10 +106,11 @@ void RateController::rtt_sample(Duration rtt, TimePoint now) {
     }
   }
   round_.min_rtt = round_.min_rtt == Duration::zero() ? rtt : std::min(round_.min_rtt, rtt);
+  judged_.min_rtt = judged_.min_rtt == Duration::zero() ? rtt : std::min(judged_.min_rtt, rtt);
 }
 
-bool RateController::standing_queue(Duration round_min_rtt) const {
-  return has_rtt_ && round_min_rtt > min_rtt_ + kQueueDelay;
+bool RateController::queue_left(Duration round_min_rtt) const {
+  return has_rtt_ && round_min_rtt > min_rtt_ + std::max<Duration>(kDrainedDelay, min_rtt_ / 4);
 }
 
 bool RateController::excess_loss(double loss, std::uint64_t numbers) const {
@@ -124,30 +132,32 @@ void RateController::count_loss(std::uint64_t largest, TimePoint now) {
       const double loss = loss_of(numbers, delivered_ - judged_.delivered);
       // Random loss is learnt where the sending rate was not above the bottleneck's: at a gain of one
       // or less, and in startup while the delivery rate still grows with the sending rate.
-      const bool below = judged_.gain <= 1 || (judged_.startup && startup_flat_rounds_ == 0);
-      if (judged_.gain >= 1 && numbers >= 16 && excess_loss(loss, numbers)) on_congestion(now);
-      else if (below && numbers >= 16) learn_loss(loss);
+      // Where a queue stood, loss may be the queue's: a rate that overran the bottleneck would learn
+      // its own drops as random loss and send still more to make up for them.
+      const bool below = (judged_.gain <= 1 || (judged_.startup && startup_flat_rounds_ == 0)) &&
+                         judged_.min_rtt != Duration::zero() && !queue_left(judged_.min_rtt);
+      if (numbers >= 16) {
+        if (judged_.gain >= 1 && excess_loss(loss, numbers)) on_congestion(now);
+        if (below) learn_loss(loss);
+      }
     }
-    judged_ = {true, largest, delivered_, mark.gain, mark.startup};
+    judged_ = {true, largest, delivered_, mark.gain, mark.startup, Duration::zero()};
   }
 }
 
 void RateController::learn_loss(double loss) {
-  // The lower quartile of the last samples: an estimate above the truth would pace above the
-  // bottleneck and keep a queue standing (whose drops would raise the estimate further), one below it
-  // costs only that much of the rate.
+  // The median of the last samples: a round that also lost to a queue moves it little.
   loss_samples_[loss_count_ % loss_samples_.size()] = loss;
   ++loss_count_;
   const std::size_t n = std::min(loss_count_, loss_samples_.size());
   std::array<double, kLossSamples> sorted = loss_samples_;
   std::sort(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n));
-  random_loss_ = sorted[n / 4];
+  random_loss_ = sorted[n / 2];
   loss_known_ = true;
 }
 
 void RateController::end_round(TimePoint now) {
   const double round_bw = round_.max_bw;
-  if (standing_queue(round_.min_rtt) && round_.gain >= 1) on_congestion(now);
 
   // The delivery rate: the maximum of the last ten rounds' maxima, within the ceiling.
   bw_rounds_[rounds_ % bw_rounds_.size()] = round_bw;
@@ -198,12 +208,20 @@ void RateController::advance_mode(double round_bw, TimePoint now) {
       }
       return;
     case Mode::drain:
-      if (round_.gain < 1) {
+      // Until the queue that startup built is gone (the RTT back near its minimum), a few rounds at most.
+      if (round_.gain < 1 && (!queue_left(round_.min_rtt) || ++drain_rounds_ >= kMaxDrainRounds)) {
         mode_ = Mode::probe_bw;
+        drain_rounds_ = 0;
         cycle_ = 2;  // cruise first: the drain left no queue to measure against yet
       }
       return;
-    case Mode::probe_bw: cycle_ = (cycle_ + 1) % kCycle.size(); return;
+    case Mode::probe_bw:
+      // The round below the rate drains what the round above it queued: it lasts until it has, a few
+      // rounds at most (a queue that others keep full does not hold it there).
+      if (kCycle[cycle_] < 1 && queue_left(round_.min_rtt) && ++drain_rounds_ < kMaxDrainRounds) return;
+      drain_rounds_ = 0;
+      cycle_ = (cycle_ + 1) % kCycle.size();
+      return;
   }
 }
 

@@ -62,9 +62,11 @@ class RateController {
   struct Sent {
     std::uint64_t number = 0;
     TimePoint at{};
-    std::uint64_t delivered = 0;  // packets the peer had accepted when this one left
-    TimePoint delivered_at{};     // when that count was learnt
-    TimePoint first_sent{};       // when the packet that count's ACK named had left
+  };
+  struct AckPoint {
+    TimePoint at{};
+    std::uint64_t delivered = 0;
+    TimePoint sent_at{};  // when the packet it named as largest had left
   };
   struct Round {
     std::uint64_t first_number = 0;  // the round ends when an ACK covers it
@@ -75,24 +77,25 @@ class RateController {
   };
 
   void rtt_sample(Duration rtt, TimePoint now);
+  void sample_rate(TimePoint sent_at, TimePoint now);
   void start_round(TimePoint now);
   void end_round(TimePoint now);
   void count_loss(std::uint64_t largest, TimePoint now);
-  // Congestion: a round's packets lost more than the random loss by more than chance explains, or the
-  // round's smallest RTT stood a queue's worth above the minimum.
+  // Congestion: a round's packets lost more than the random loss by more than chance explains. The
+  // RTT decides where random loss is learnt, and how long a round below the rate drains (queue_left).
   bool excess_loss(double loss, std::uint64_t numbers) const;
-  bool standing_queue(Duration round_min_rtt) const;
+  bool queue_left(Duration round_min_rtt) const;
   void learn_loss(double loss);
   void on_congestion(TimePoint now);
   void advance_mode(double round_bw, TimePoint now);
   double gain() const;
 
   RateControllerConfig config_;
+  double datagram_;  // the mean size of the packets sent, octets
   std::vector<Sent> sent_;  // a ring by packet number
   std::uint64_t delivered_ = 0;
   std::uint32_t last_received_ = 0;
   bool has_ack_ = false;
-  TimePoint delivered_at_, acked_sent_at_;
   std::uint64_t largest_acked_ = 0, largest_sent_ = 0;
   TimePoint last_ack_at_, last_sent_at_;
 
@@ -107,9 +110,11 @@ class RateController {
     std::uint64_t largest = 0, delivered = 0;  // when an ACK first covered the round's first packet
     double gain = 1;
     bool startup = false;
+    Duration min_rtt{0};  // the smallest RTT sample since
   };
   std::deque<Mark> marks_;
   Judged judged_;
+  std::deque<AckPoint> acks_;  // the last kRateSpan and a little of ACKs, for rate samples
   Round round_;
   std::array<double, 10> bw_rounds_{};  // the per-round maxima of the last ten rounds
   std::size_t rounds_ = 0;
@@ -132,6 +137,7 @@ class RateController {
   double startup_best_ = 0;
   int startup_flat_rounds_ = 0;
   std::size_t cycle_ = 0;
+  int drain_rounds_ = 0;
   bool silent_ = false;
 };
 

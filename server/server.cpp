@@ -305,16 +305,18 @@ void Server::close(std::uint32_t slot, CloseReason reason, bool say_bye) {
   Entry& e = slots_[slot];
   if (!e.session) return;
   Session& s = *e.session;
-  if (say_bye) {
+  // A path too slow is a lossy one, and a peer that misses this BYE would only join again: it goes
+  // out three times (each its own packet number; the first to arrive ends the session).
+  const int byes = !say_bye ? 0 : reason == CloseReason::path_too_slow ? 3 : 1;
+  for (int i = 0; i < byes; ++i) {
     if (socket_.full()) socket_.flush();
-    if (!socket_.full()) {
-      const auto r = reason == CloseReason::idle            ? proto::ByeReason::idle_timeout
-                     : reason == CloseReason::path_too_slow ? proto::ByeReason::path_too_slow
-                                                            : proto::ByeReason::shutdown;
-      if (const std::size_t len = s.bye(socket_.slot(), r)) {
-        socket_.commit(len, s.peer());
-        ++metrics_.bye_packets;
-      }
+    if (socket_.full()) break;
+    const auto r = reason == CloseReason::idle            ? proto::ByeReason::idle_timeout
+                   : reason == CloseReason::path_too_slow ? proto::ByeReason::path_too_slow
+                                                          : proto::ByeReason::shutdown;
+    if (const std::size_t len = s.bye(socket_.slot(), r)) {
+      socket_.commit(len, s.peer());
+      ++metrics_.bye_packets;
     }
   }
   ++metrics_.sessions_closed[static_cast<std::size_t>(reason)];

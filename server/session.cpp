@@ -14,7 +14,7 @@ constexpr microseconds kMinRto{40'000};  // loopback RTTs are tiny, but a busy p
 constexpr microseconds kMaxRto{2'000'000};
 constexpr double kMaxLoss = 0.9;
 // A download session starts at this rate (or its cap) and finds the path's from there.
-constexpr double kInitialRate = 10e6 / 8;
+constexpr double kInitialRate = 20e6 / 8;
 constexpr double kMinRate = 16e3;  // octets per second: the rate of probes into a silent path
 
 RateControllerConfig controller_config(const SessionConfig& c) {
@@ -29,9 +29,7 @@ RateControllerConfig controller_config(const SessionConfig& c) {
 CircuitBreakerConfig breaker_config(const SessionConfig& c, std::uint64_t id) {
   CircuitBreakerConfig b;
   b.media_rate = c.download ? 0 : c.media_rate;
-  // Between 2 and 6 bad seconds in a row, by session: the sessions of one overloaded path leave one
-  // after another, and those that stay get the room the others left.
-  b.trip_after = 2 + static_cast<int>(id % 5);
+  b.seed = id;
   return b;
 }
 
@@ -432,9 +430,11 @@ void Session::refill(TimePoint now) {
   cc_.check_silence(now, rto(0));
   counters_.silences = cc_.silences();
   if (!config_.download && confirmed_) {
-    breaker_.update(now, static_cast<double>(counters_.bytes_sent),
-                    static_cast<double>(cc_.delivered()) * config_.max_datagram, pacing_.rate());
-    if (!breaker_.congested()) uncongested_loss_ = loss_;
+    // The loss to make up for while backing off is the loss of the last interval that carried the
+    // stream (none before one has): not the loss that the full queue adds.
+    if (breaker_.update(now, static_cast<double>(counters_.bytes_sent),
+                        static_cast<double>(cc_.delivered()) * config_.max_datagram, pacing_.rate()))
+      uncongested_loss_ = loss_;
   }
   pacing_.set_limits(rate(), bucket_size());
   pacing_.refill(now);
