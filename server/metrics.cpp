@@ -93,6 +93,19 @@ void histogram(std::ostringstream& o, const char* name, const char* help, const 
     << name << "_count " << h.count << '\n';
 }
 
+void congestion_control(std::ostringstream& o, const ServerMetrics& m) {
+  counter(o, "ncast_congestion_events_total", "Congestion events of the sessions' rate controllers.",
+          static_cast<double>(m.congestion_events));
+  counter(o, "ncast_silences_total", "Times a session heard no ACK within a timeout and fell back to probing.",
+          static_cast<double>(m.silences));
+  counter(o, "ncast_circuit_breaker_trips_total", "Paced sessions ended because their path did not carry the stream.",
+          static_cast<double>(m.breaker_trips));
+  histogram(o, "ncast_session_rate_bits", "Sessions' delivery-rate estimates (bit/s), sampled once a second.",
+            kRateBuckets, m.session_rate);
+  histogram(o, "ncast_session_rtt_seconds", "Sessions' smoothed RTT estimates, sampled once a second.", kRttBuckets,
+            m.session_rtt);
+}
+
 void per_stream(std::ostringstream& o, const ServerGauges& g) {
   struct Series {
     const char *name, *type, *help;
@@ -170,16 +183,7 @@ std::string render_prometheus(const ServerMetrics& m, const ServerGauges& g) {
   o << "ncast_segment_overhead_sum " << m.overhead_sum << '\n';
   o << "ncast_segment_overhead_count " << m.segments_completed << '\n';
 
-  counter(o, "ncast_congestion_events_total", "Congestion events of the sessions' rate controllers.",
-          static_cast<double>(m.congestion_events));
-  counter(o, "ncast_silences_total", "Times a session heard no ACK within a timeout and fell back to probing.",
-          static_cast<double>(m.silences));
-  counter(o, "ncast_circuit_breaker_trips_total", "Paced sessions ended because their path did not carry the stream.",
-          static_cast<double>(m.breaker_trips));
-  histogram(o, "ncast_session_rate_bits", "Sessions' delivery-rate estimates (bit/s), sampled once a second.",
-            kRateBuckets, m.session_rate);
-  histogram(o, "ncast_session_rtt_seconds", "Sessions' smoothed RTT estimates, sampled once a second.", kRttBuckets,
-            m.session_rtt);
+  congestion_control(o, m);
 
   o << "# HELP ncast_engine_info The coding engine.\n# TYPE ncast_engine_info gauge\nncast_engine_info{engine=\""
     << g.engine << "\"} 1\n";

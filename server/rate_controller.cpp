@@ -15,16 +15,16 @@ constexpr std::size_t kSentRing = 8192;  // packets whose send time an ACK may s
 constexpr auto kMinRound = 10ms;
 constexpr std::uint64_t kMinRoundPackets = 32;  // and at least this many packets: a loss sample's size
 constexpr auto kMinRttWindow = 10s;
-constexpr auto kRateSpan = 20ms;  // a delivery-rate sample spans at least this
+constexpr auto kRateSpan = 20ms;       // a delivery-rate sample spans at least this
 constexpr double kStartupGain = 2.89;  // BBR's: the rate doubles each round trip
 constexpr double kDrainGain = 0.5;
 constexpr std::array<double, 8> kCycle{1.25, 0.9, 1, 1, 1, 1, 1, 1};
 constexpr double kStartupGrowth = 1.25;  // startup ends after three rounds growing less than this
 constexpr int kStartupFlatRounds = 3;
 constexpr double kMaxRandomLoss = 0.5;  // made up for at most: beyond it the rate would double
-// Congestion: a round's packets lost more than the random loss by this and by three standard
+// Congestion: a round's packets lost more than the random loss by this and by two standard
 // deviations of the round's count.
-constexpr double kExcessLoss = 0.03;
+constexpr double kExcessLoss = 0.01;
 constexpr auto kDrainedDelay = 1ms;  // a queue this short counts as drained
 constexpr int kMaxDrainRounds = 4;
 constexpr double kBackoff = 0.7;  // the ceiling after congestion, of the delivery rate (CUBIC's beta)
@@ -117,7 +117,7 @@ bool RateController::excess_loss(double loss, std::uint64_t numbers) const {
   if (!loss_known_ || numbers == 0) return false;
   const double p = std::max(random_loss_, 0.01);
   const double sd = std::sqrt(p * (1 - p) / static_cast<double>(numbers));
-  return loss > random_loss_ + std::max(kExcessLoss, 3 * sd);
+  return loss > random_loss_ + std::max(kExcessLoss, 2 * sd);
 }
 
 void RateController::count_loss(std::uint64_t largest, TimePoint now) {

@@ -71,9 +71,9 @@ class RateController {
   struct Round {
     std::uint64_t first_number = 0;  // the round ends when an ACK covers it
     TimePoint started{};
-    double max_bw = 0;      // the largest delivery-rate sample taken in it
-    Duration min_rtt{0};    // the smallest RTT sample in it: above the minimum, a standing queue
-    double gain = 1;        // the pacing gain it was sent at
+    double max_bw = 0;    // the largest delivery-rate sample taken in it
+    Duration min_rtt{0};  // the smallest RTT sample in it: above the minimum, a standing queue
+    double gain = 1;      // the pacing gain it was sent at
   };
 
   void rtt_sample(Duration rtt, TimePoint now);
@@ -91,7 +91,7 @@ class RateController {
   double gain() const;
 
   RateControllerConfig config_;
-  double datagram_;  // the mean size of the packets sent, octets
+  double datagram_;         // the mean size of the packets sent, octets
   std::vector<Sent> sent_;  // a ring by packet number
   std::uint64_t delivered_ = 0;
   std::uint32_t last_received_ = 0;

@@ -13,9 +13,9 @@
 namespace ncast::server::test {
 
 struct PathConfig {
-  double rate = 100e6 / 8;         // octets per second through the bottleneck
-  double queue = 64 * 1024;        // octets the bottleneck's queue holds
-  double loss = 0;                 // random loss after the bottleneck
+  double rate = 100e6 / 8;               // octets per second through the bottleneck
+  double queue = 64 * 1024;              // octets the bottleneck's queue holds
+  double loss = 0;                       // random loss after the bottleneck
   std::chrono::microseconds delay{250};  // one way
 };
 

@@ -38,11 +38,12 @@ Window measure(BottleneckSim& sim, const RateController& cc, std::chrono::micros
   w.queue_delay = delivered > 0 ? (after.queue_delay_sum_s - before.queue_delay_sum_s) / delivered : 0;
   const auto sent = static_cast<double>(after.sent - before.sent);
   w.drops = sent > 0 ? static_cast<double>(after.queue_drops - before.queue_drops) / sent : 0;
-  std::printf("delivered %.1f Mbit/s, queue delay %.2f ms, queue drops %.2f %%; controller: random loss %.3f, "
-              "min RTT %.2f ms, congestion events %llu, bw %.1f Mbit/s\n",
-              w.rate * 8e-6, w.queue_delay * 1e3, w.drops * 100, cc.random_loss(),
-              std::chrono::duration<double>(cc.min_rtt()).count() * 1e3,
-              static_cast<unsigned long long>(cc.congestion_events()), cc.delivery_rate() * 8e-6);
+  std::printf(
+      "delivered %.1f Mbit/s, queue delay %.2f ms, queue drops %.2f %%; controller: random loss %.3f, "
+      "min RTT %.2f ms, congestion events %llu, bw %.1f Mbit/s\n",
+      w.rate * 8e-6, w.queue_delay * 1e3, w.drops * 100, cc.random_loss(),
+      std::chrono::duration<double>(cc.min_rtt()).count() * 1e3,
+      static_cast<unsigned long long>(cc.congestion_events()), cc.delivery_rate() * 8e-6);
   return w;
 }
 
