@@ -246,6 +246,10 @@ bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& he
       if (!bye) return drop(bye.error()), false;
       if (receiver_.complete()) {
         state_ = State::closed;
+      } else if (bye->reason == proto::ByeReason::path_too_slow) {
+        // The server's circuit breaker: joining again would only load the same path again.
+        fail("path too slow for this stream: measured " + std::to_string(bye->measured_kbps) + " of " +
+             std::to_string(bye->needed_kbps) + " kbit/s");
       } else {
         // The server is going away (or dropped us): start over with a new handshake.
         ++counters_.rejoins;

@@ -495,14 +495,27 @@ Parsed<AckBody> decode_ack_body(std::span<const std::uint8_t> body) {
 
 // ---- BYE ----
 
-void write_body(Writer& w, const ByeBody& b) { w.u8(static_cast<std::uint8_t>(b.reason)); }
+void write_body(Writer& w, const ByeBody& b) {
+  w.u8(static_cast<std::uint8_t>(b.reason));
+  if (b.reason != ByeReason::path_too_slow) return;
+  w.u32(b.measured_kbps);
+  w.u32(b.needed_kbps);
+}
 
 Parsed<ByeBody> decode_bye_body(std::span<const std::uint8_t> body) {
   Reader r(body);
+  ByeBody bye;
   const std::uint8_t reason = r.u8();
   if (!r.ok()) return DropReason::truncated;
-  if (reason > 3 || !r.done()) return DropReason::malformed;
-  return ByeBody{static_cast<ByeReason>(reason)};
+  if (reason > static_cast<std::uint8_t>(ByeReason::path_too_slow)) return DropReason::malformed;
+  bye.reason = static_cast<ByeReason>(reason);
+  if (bye.reason == ByeReason::path_too_slow) {
+    bye.measured_kbps = r.u32();
+    bye.needed_kbps = r.u32();
+    if (!r.ok()) return DropReason::truncated;
+  }
+  if (!r.done()) return DropReason::malformed;
+  return bye;
 }
 
 }  // namespace ncast::proto

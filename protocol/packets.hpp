@@ -293,9 +293,12 @@ bool acknowledges(const AckBody& ack, std::uint64_t number);
 void write_body(Writer& w, const AckBody& body);
 Parsed<AckBody> decode_ack_body(std::span<const std::uint8_t> body);
 
-enum class ByeReason : std::uint8_t { done = 0, shutdown = 1, idle_timeout = 2, protocol_error = 3 };
+// path_too_slow: a server's circuit breaker ended a paced session whose path persistently carried less
+// than the stream needs; the body then says how much arrived and how much was needed.
+enum class ByeReason : std::uint8_t { done = 0, shutdown = 1, idle_timeout = 2, protocol_error = 3, path_too_slow = 4 };
 struct ByeBody {
   ByeReason reason = ByeReason::done;
+  std::uint32_t measured_kbps = 0, needed_kbps = 0;  // path_too_slow only
 };
 void write_body(Writer& w, const ByeBody& body);
 Parsed<ByeBody> decode_bye_body(std::span<const std::uint8_t> body);

@@ -243,6 +243,7 @@ SessionConfig Admission::session_config(const proto::Join& join, const SymbolSou
   const bool capped = join.max_rate_kbps > 0 && c.rate >= join.max_rate_kbps * 1000.0 / 8.0;
   c.bitrate = !c.download && !capped ? info.bitrate : 0;
   c.rate = std::max(c.rate, 1000.0);
+  c.media_rate = !c.download && !capped && info.bitrate > 0 ? c.rate / (1.0 + config_.headroom) : 0;
   c.max_datagram = std::min(join.max_datagram, config_.max_datagram);
   c.burst = config_.pacing_burst;
   c.max_ack_delay_ms = config_.max_ack_delay_ms;

@@ -42,6 +42,11 @@ ServerMetrics& ServerMetrics::operator+=(const ServerMetrics& o) {
   completed_source_symbols += o.completed_source_symbols;
   for (std::size_t i = 0; i < kOverheadBuckets.size(); ++i) overhead_buckets[i] += o.overhead_buckets[i];
   overhead_sum += o.overhead_sum;
+  congestion_events += o.congestion_events;
+  silences += o.silences;
+  breaker_trips += o.breaker_trips;
+  session_rate += o.session_rate;
+  session_rtt += o.session_rtt;
   return *this;
 }
 
@@ -79,6 +84,30 @@ std::string escape_label(const std::string& value) {
   return out;
 }
 
+template <std::size_t N>
+void histogram(std::ostringstream& o, const char* name, const char* help, const std::array<double, N>& bounds,
+               const Histogram<N>& h) {
+  o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " histogram\n";
+  for (std::size_t i = 0; i < N; ++i)
+    o << name << "_bucket{le=\"" << label(bounds[i]) << "\"} " << h.buckets[i] << '\n';
+  o << name << "_bucket{le=\"+Inf\"} " << h.count << '\n'
+    << name << "_sum " << h.sum << '\n'
+    << name << "_count " << h.count << '\n';
+}
+
+void congestion_control(std::ostringstream& o, const ServerMetrics& m) {
+  counter(o, "ncast_congestion_events_total", "Congestion events of the sessions' rate controllers.",
+          static_cast<double>(m.congestion_events));
+  counter(o, "ncast_silences_total", "Times a session heard no ACK within a timeout and fell back to probing.",
+          static_cast<double>(m.silences));
+  counter(o, "ncast_circuit_breaker_trips_total", "Paced sessions ended because their path did not carry the stream.",
+          static_cast<double>(m.breaker_trips));
+  histogram(o, "ncast_session_rate_bits", "Sessions' delivery-rate estimates (bit/s), sampled once a second.",
+            kRateBuckets, m.session_rate);
+  histogram(o, "ncast_session_rtt_seconds", "Sessions' smoothed RTT estimates, sampled once a second.", kRttBuckets,
+            m.session_rtt);
+}
+
 void per_stream(std::ostringstream& o, const ServerGauges& g) {
   struct Series {
     const char *name, *type, *help;
@@ -107,7 +136,7 @@ void render_sessions(std::ostringstream& o, const ServerMetrics& m, const Server
   gauge(o, "ncast_sessions", "Sessions open now.", static_cast<double>(g.sessions));
   counter(o, "ncast_sessions_created_total", "Sessions created.", static_cast<double>(m.sessions_created));
   o << "# HELP ncast_sessions_closed_total Sessions closed, by reason.\n# TYPE ncast_sessions_closed_total counter\n";
-  const char* reasons[kCloseReasons] = {"bye", "idle", "shutdown", "handshake"};
+  const char* reasons[kCloseReasons] = {"bye", "idle", "shutdown", "handshake", "path_too_slow"};
   for (std::size_t i = 0; i < kCloseReasons; ++i)
     o << "ncast_sessions_closed_total{reason=\"" << reasons[i] << "\"} " << m.sessions_closed[i] << '\n';
   counter(o, "ncast_path_probes_total", "Probes sent to a peer's new address (path validation).",
@@ -163,6 +192,8 @@ std::string render_prometheus(const ServerMetrics& m, const ServerGauges& g) {
   o << "ncast_segment_overhead_bucket{le=\"+Inf\"} " << m.segments_completed << '\n';
   o << "ncast_segment_overhead_sum " << m.overhead_sum << '\n';
   o << "ncast_segment_overhead_count " << m.segments_completed << '\n';
+
+  congestion_control(o, m);
 
   o << "# HELP ncast_engine_info The coding engine.\n# TYPE ncast_engine_info gauge\nncast_engine_info{engine=\""
     << g.engine << "\"} 1\n";

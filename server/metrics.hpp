@@ -14,9 +14,35 @@ namespace ncast::server {
 // Coded symbols a session sent per segment the peer decoded, over the segment's n_s: 1.0 is perfect.
 inline constexpr std::array<double, 8> kOverheadBuckets{1.0, 1.02, 1.05, 1.1, 1.25, 1.5, 2.0, 4.0};
 
-// handshake: the peer never acknowledged its MANIFEST within the handshake timeout.
-enum class CloseReason : std::uint8_t { bye, idle, shutdown, handshake };
-inline constexpr std::size_t kCloseReasons = 4;
+// handshake: the peer never acknowledged its MANIFEST within the handshake timeout; path_too_slow: a
+// paced session's circuit breaker tripped (BYE path_too_slow).
+enum class CloseReason : std::uint8_t { bye, idle, shutdown, handshake, path_too_slow };
+inline constexpr std::size_t kCloseReasons = 5;
+
+// Per-session estimates, sampled once a second from every session with an ACK: the delivery rate
+// (bit/s) and the smoothed RTT (seconds).
+inline constexpr std::array<double, 10> kRateBuckets{1e5, 3e5, 1e6, 3e6, 1e7, 3e7, 1e8, 3e8, 1e9, 1e10};
+inline constexpr std::array<double, 10> kRttBuckets{1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1, 3};
+
+// A Prometheus histogram: cumulative bucket counts.
+template <std::size_t N>
+struct Histogram {
+  std::array<std::uint64_t, N> buckets{};  // cumulative: ≤ bound
+  std::uint64_t count = 0;
+  double sum = 0;
+  void observe(const std::array<double, N>& bounds, double v) {
+    ++count;
+    sum += v;
+    for (std::size_t i = 0; i < N; ++i)
+      if (v <= bounds[i]) ++buckets[i];
+  }
+  Histogram& operator+=(const Histogram& o) {
+    for (std::size_t i = 0; i < N; ++i) buckets[i] += o.buckets[i];
+    count += o.count;
+    sum += o.sum;
+    return *this;
+  }
+};
 
 struct ServerMetrics {
   // Input.
@@ -36,6 +62,11 @@ struct ServerMetrics {
   std::uint64_t segments_completed = 0, completed_symbols_sent = 0, completed_source_symbols = 0;
   std::array<std::uint64_t, kOverheadBuckets.size()> overhead_buckets{};  // cumulative: ≤ bound
   double overhead_sum = 0;
+  // Congestion control (docs/streaming.md): controllers' congestion events, silences (no ACK within a
+  // timeout: probing), circuit-breaker trips, and the sessions' estimates.
+  std::uint64_t congestion_events = 0, silences = 0, breaker_trips = 0;
+  Histogram<kRateBuckets.size()> session_rate;
+  Histogram<kRttBuckets.size()> session_rtt;
 
   void segment_completed(std::size_t sent, std::size_t n_s);
   // Adds another server's counters (the threads of one ncast-server).

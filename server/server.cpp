@@ -127,7 +127,9 @@ void Server::on_protected(const proto::Prefix& prefix, std::span<std::uint8_t> d
   const std::uint32_t slot = it->second;
   Session& s = *slots_[slot].session;
   const bool elsewhere = s.peer() != from;
+  const std::uint64_t events = s.counters().congestion_events;
   const auto in = s.receive(d, *header, now);
+  metrics_.congestion_events += s.counters().congestion_events - events;
   // From another address only an authentic packet counts (the peer's address changed); anything else
   // from there is misdirected, or a spoofer's.
   if (in.drop) return metrics_.drops.count(elsewhere ? proto::DropReason::wrong_address : *in.drop);
@@ -295,10 +297,20 @@ std::size_t Server::send_next(Session& s, TimePoint now) {
 
 void Server::housekeeping(TimePoint now) {
   bool closed = false;
+  const bool sample = now - sampled_at_ >= 1s;
+  if (sample) sampled_at_ = now;
   for (std::uint32_t slot = 0; slot < slots_.size(); ++slot) {
     const Session* s = slots_[slot].session.get();
     if (!s) continue;
-    if (!s->confirmed() && now - s->last_heard() > std::chrono::milliseconds(config_.handshake_timeout_ms)) {
+    if (sample && s->controller().has_rtt()) {
+      metrics_.session_rate.observe(kRateBuckets, 8 * s->controller().delivery_rate());
+      metrics_.session_rtt.observe(kRttBuckets, std::chrono::duration<double>(s->controller().srtt()).count());
+    }
+    if (s->path_too_slow()) {
+      ++metrics_.breaker_trips;
+      close(slot, CloseReason::path_too_slow, true);
+      closed = true;
+    } else if (!s->confirmed() && now - s->last_heard() > std::chrono::milliseconds(config_.handshake_timeout_ms)) {
       // No BYE: nothing says the address receives.
       close(slot, CloseReason::handshake, false);
     } else if (now - s->last_heard() > std::chrono::milliseconds(config_.idle_timeout_ms)) {
@@ -317,17 +329,22 @@ void Server::close(std::uint32_t slot, CloseReason reason, bool say_bye) {
   Entry& e = slots_[slot];
   if (!e.session) return;
   Session& s = *e.session;
-  if (say_bye) {
+  // A path too slow is a lossy one, and a peer that misses this BYE would only join again: it goes
+  // out three times (each its own packet number; the first to arrive ends the session).
+  const int byes = !say_bye ? 0 : reason == CloseReason::path_too_slow ? 3 : 1;
+  for (int i = 0; i < byes; ++i) {
     if (socket_.full()) socket_.flush();
-    if (!socket_.full()) {
-      const auto r = reason == CloseReason::idle ? proto::ByeReason::idle_timeout : proto::ByeReason::shutdown;
-      if (const std::size_t len = s.bye(socket_.slot(), r)) {
-        socket_.commit(len, s.peer());
-        ++metrics_.bye_packets;
-      }
+    if (socket_.full()) break;
+    const auto r = reason == CloseReason::idle            ? proto::ByeReason::idle_timeout
+                   : reason == CloseReason::path_too_slow ? proto::ByeReason::path_too_slow
+                                                          : proto::ByeReason::shutdown;
+    if (const std::size_t len = s.bye(socket_.slot(), r)) {
+      socket_.commit(len, s.peer());
+      ++metrics_.bye_packets;
     }
   }
   ++metrics_.sessions_closed[static_cast<std::size_t>(reason)];
+  metrics_.silences += s.counters().silences;
   StreamTotals& sent = closed_totals_[&s.source()];
   sent.sent_packets += s.counters().packets_sent;
   sent.sent_bytes += s.counters().bytes_sent;

@@ -131,6 +131,7 @@ class Server final : private SessionObserver, private OpenSessions {
   ServerMetrics metrics_;
   std::map<const SymbolSource*, StreamTotals> closed_totals_;  // what closed sessions sent, per stream
   std::chrono::steady_clock::time_point started_;
+  TimePoint sampled_at_{};  // when the sessions' estimates last went into the histograms
   Admission admission_;
 };
 

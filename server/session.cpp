@@ -18,6 +18,25 @@ constexpr double kMaxLoss = 0.9;
 constexpr std::uint64_t kPacketThreshold = 3;
 constexpr microseconds kGranularity{1000};
 constexpr std::size_t kMaxLostRemembered = 1024;
+// A download session starts at this rate (or its cap) and finds the path's from there.
+constexpr double kInitialRate = 20e6 / 8;
+constexpr double kMinRate = 16e3;  // octets per second: the rate of probes into a silent path
+
+RateControllerConfig controller_config(const SessionConfig& c) {
+  RateControllerConfig r;
+  r.initial_rate = std::min(c.rate, kInitialRate);
+  r.min_rate = std::min(c.rate, kMinRate);
+  r.max_rate = c.rate;
+  r.datagram = c.max_datagram;
+  return r;
+}
+
+CircuitBreakerConfig breaker_config(const SessionConfig& c, std::uint64_t id) {
+  CircuitBreakerConfig b;
+  b.media_rate = c.download ? 0 : c.media_rate;
+  b.seed = id;
+  return b;
+}
 
 // Descriptors a SEGMENTS packet of at most `bytes` octets can carry.
 std::size_t descriptors_within(std::size_t bytes) {
@@ -43,6 +62,8 @@ Session::Session(std::uint64_t id, const net::Address& peer, const proto::Nonce&
       reorder_packets_(kPacketThreshold),
       unconfirmed_sent_(manifest_.size()),
       manifest_sent_at_(now),
+      cc_(controller_config(config), now),
+      breaker_(breaker_config(config, id), now),
       pacing_(rate(), bucket_size(), std::max(2.0 * config_.max_datagram, static_cast<double>(burst_bytes())), now),
       last_heard_(now) {}
 
@@ -180,6 +201,8 @@ void Session::detect_spurious_losses(const proto::AckBody& ack, TimePoint now) {
 
 void Session::on_ack(const proto::AckBody& ack, TimePoint now) {
   ++counters_.acks;
+  cc_.on_ack(ack.largest, ack.received, microseconds(ack.ack_delay_us), now);
+  counters_.congestion_events = cc_.congestion_events();
   largest_acked_ = std::max(largest_acked_, ack.largest);
   detect_spurious_losses(ack, now);
 
@@ -470,6 +493,12 @@ std::size_t Session::coded_packet(std::span<std::uint8_t> out, Flight& f, TimePo
 bool Session::behind_window() const { return confirmed_ && peer_next_needed_ < source_.first_segment(); }
 
 std::size_t Session::next_packet(std::span<std::uint8_t> out, TimePoint now) {
+  const std::size_t len = produce(out, now);
+  if (len > 0) cc_.on_sent(next_number_ - 1, len, now);
+  return len;
+}
+
+std::size_t Session::produce(std::span<std::uint8_t> out, TimePoint now) {
   // The peer waits for a segment the live window dropped: silence makes it rejoin, and the rejoin's
   // MANIFEST moves it to the window's start (docs/protocol.md section 9).
   if (behind_window()) return 0;
@@ -486,18 +515,37 @@ std::size_t Session::next_packet(std::span<std::uint8_t> out, TimePoint now) {
 }
 
 std::size_t Session::bye(std::span<std::uint8_t> out, proto::ByeReason reason) {
-  return seal(out, proto::PacketType::bye, [&](proto::Writer& w) { proto::write_body(w, proto::ByeBody{reason}); });
+  proto::ByeBody body{reason};
+  if (reason == proto::ByeReason::path_too_slow && breaker_.needed() > 0) {
+    // In the stream's terms: the share of its bitrate that this session carries, and what arrived of it.
+    const double needed_kbps =
+        static_cast<double>(source_.info().bitrate) / 1000.0 * config_.share / static_cast<double>(proto::kFullShare);
+    body.needed_kbps = static_cast<std::uint32_t>(std::lround(needed_kbps));
+    body.measured_kbps = static_cast<std::uint32_t>(std::lround(needed_kbps * breaker_.measured() / breaker_.needed()));
+  }
+  return seal(out, proto::PacketType::bye, [&](proto::Writer& w) { proto::write_body(w, body); });
 }
 
 // ---- pacing ----
 
 double Session::rate() const {
+  // A download session goes at its controller's rate, within its cap (docs/streaming.md, "Congestion
+  // control"). Into a silent path (a blackhole?) any session only probes until ACKs return.
+  if (config_.download || cc_.silent()) return cc_.pacing_rate();
+  return paced_rate();
+}
+
+double Session::paced_rate() const {
   // A paced session makes up for the loss it measures, or a lossy peer could never keep up with
-  // playback; a download session's rate is a cap and stays one. A live stream's measured bitrate may
-  // rise after the session began: the session keeps up with it.
-  if (config_.download) return config_.rate;
+  // playback. A live stream's measured bitrate may rise after the session began: the session keeps up
+  // with it. While the path does not carry the stream (circuit breaker), it backs off: no headroom,
+  // and no more redundancy for the loss that a full queue adds.
   const auto now_bitrate = static_cast<double>(source_.info().bitrate);
   const double follow = config_.bitrate > 0 ? std::max(1.0, now_bitrate / static_cast<double>(config_.bitrate)) : 1.0;
+  // The random loss is still made up for: the controller's estimate, learnt where no queue stood, or the
+  // loss of the last interval that carried the stream (none before one has).
+  const double random_loss = std::max(uncongested_loss_, cc_.random_loss());
+  if (breaker_.congested()) return follow * config_.media_rate / (1.0 - std::min(random_loss, 0.5));
   return follow * config_.rate / (1.0 - std::min(loss_, 0.5));
 }
 
@@ -507,6 +555,18 @@ double Session::bucket_size() const {
 }
 
 void Session::refill(TimePoint now) {
+  // Silent for four retransmission timeouts (QUIC's persistent congestion is three probe timeouts), not
+  // one: after a single RTO a paced session whose peer was busy failing over to it was throttled to the
+  // probe rate, and the peer finished 2.5 s late (Network.AServerDiesAndTheOtherTakesItsShare).
+  cc_.check_silence(now, rto(2));
+  counters_.silences = cc_.silences();
+  if (!config_.download && confirmed_) {
+    // The loss to make up for while backing off is the loss of the last interval that carried the
+    // stream (none before one has): not the loss that the full queue adds.
+    if (breaker_.update(now, static_cast<double>(counters_.bytes_sent),
+                        static_cast<double>(cc_.delivered()) * config_.max_datagram))
+      uncongested_loss_ = loss_;
+  }
   pacing_.set_limits(rate(), bucket_size());
   pacing_.refill(now);
 }

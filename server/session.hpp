@@ -18,6 +18,8 @@
 #include "protocol/handshake.hpp"
 #include "protocol/packets.hpp"
 #include "protocol/replay_window.hpp"
+#include "server/circuit_breaker.hpp"
+#include "server/rate_controller.hpp"
 #include "server/symbol_source.hpp"
 #include "server/table_seals.hpp"
 #include "server/token_bucket.hpp"
@@ -34,7 +36,10 @@ struct SessionConfig {
   bool download = false;
   double rate = 1e6;          // octets per second
   std::uint64_t bitrate = 0;  // paced: the stream's bitrate (bit/s) that rate was set from
-  std::uint16_t burst = 1;    // datagrams the token bucket holds at least: a paced wake-up's worth
+  // Paced: octets per second of datagrams that carry the stream at its bitrate (rate without the
+  // headroom), what the circuit breaker holds the path to; 0: no breaker (no bitrate known).
+  double media_rate = 0;
+  std::uint16_t burst = 1;  // datagrams the token bucket holds at least: a paced wake-up's worth
   std::uint16_t max_datagram = proto::kMinDatagram;
   std::uint16_t max_ack_delay_ms = 5;
   std::uint32_t idle_timeout_ms = 10000;
@@ -54,6 +59,8 @@ class SessionObserver {
 struct SessionCounters {
   std::uint64_t packets_sent = 0, bytes_sent = 0, coded_sent = 0, systematic_sent = 0, segments_sent = 0;
   std::uint64_t acks = 0, rounds = 0, timeouts = 0;
+  // The rate controller's congestion events, and silences (no ACK within a timeout: a blackhole?).
+  std::uint64_t congestion_events = 0, silences = 0;
 };
 
 class Session {
@@ -119,6 +126,10 @@ class Session {
   bool peer_complete() const { return peer_complete_; }
   double loss_estimate() const { return loss_; }
   std::chrono::microseconds srtt() const { return srtt_; }
+  const RateController& controller() const { return cc_; }
+  // A paced session whose path has carried too little of its stream for too long (circuit breaker):
+  // the server ends it with BYE path_too_slow.
+  bool path_too_slow() const { return breaker_.tripped(); }
   const SessionCounters& counters() const { return counters_; }
 
  private:
@@ -167,6 +178,8 @@ class Session {
   void detect_spurious_losses(const proto::AckBody& ack, TimePoint now);
   // Every packet of the round is accounted for: the next round, sized by the peer's rank.
   void end_round(Flight& f, TimePoint now);
+  std::size_t produce(std::span<std::uint8_t> out, TimePoint now);
+  double paced_rate() const;
   bool behind_window() const;
   void refresh_window();
   Flight* pick(TimePoint now);
@@ -238,7 +251,10 @@ class Session {
   std::optional<PathProbe> probe_;
   std::optional<net::Address> validated_;
 
-  TokenBucket pacing_;  // octets
+  RateController cc_;
+  CircuitBreaker breaker_;
+  double uncongested_loss_ = 0;  // a paced session's loss estimate when its path last carried the stream
+  TokenBucket pacing_;           // octets
   TimePoint last_heard_;
   SessionCounters counters_;
 };

@@ -448,11 +448,25 @@ TEST(Packets, Bye) {
   auto back = decode_bye_body(b);
   ASSERT_TRUE(back);
   EXPECT_EQ(back->reason, ByeReason::idle_timeout);
-  const std::uint8_t bad[] = {4};
+  const std::uint8_t bad[] = {5};
   EXPECT_FALSE(decode_bye_body(bad));
   const std::uint8_t two[] = {0, 0};
   EXPECT_FALSE(decode_bye_body(two));
   EXPECT_FALSE(decode_bye_body({}));
+}
+
+TEST(Packets, ByePathTooSlowCarriesTheFigures) {
+  std::uint8_t b[9];
+  Writer w(b);
+  write_body(w, ByeBody{ByeReason::path_too_slow, 250, 768});
+  EXPECT_EQ(w.size(), 9u);
+  auto back = decode_bye_body(b);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->reason, ByeReason::path_too_slow);
+  EXPECT_EQ(back->measured_kbps, 250u);
+  EXPECT_EQ(back->needed_kbps, 768u);
+  const std::uint8_t short_body[] = {4, 0, 0, 0};
+  EXPECT_FALSE(decode_bye_body(short_body));
 }
 
 TEST(Packets, SealAndOpen) {

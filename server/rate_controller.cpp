@@ -1,0 +1,255 @@
+#include "server/rate_controller.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ncast::server {
+namespace {
+
+using std::chrono::microseconds;
+using namespace std::chrono_literals;
+
+constexpr std::size_t kSentRing = 8192;  // packets whose send time an ACK may still name
+// A round lasts at least this long, so that its loss is counted over enough packets and timer jitter
+// of a busy host does not pass for a rate change (BBR's round is one RTT; loopback's is microseconds).
+constexpr auto kMinRound = 10ms;
+constexpr std::uint64_t kMinRoundPackets = 32;  // and at least this many packets: a loss sample's size
+constexpr auto kMinRttWindow = 10s;
+constexpr auto kRateSpan = 20ms;       // a delivery-rate sample spans at least this
+constexpr double kStartupGain = 2.89;  // BBR's: the rate doubles each round trip
+constexpr double kDrainGain = 0.5;
+constexpr std::array<double, 8> kCycle{1.25, 0.9, 1, 1, 1, 1, 1, 1};
+constexpr double kStartupGrowth = 1.25;  // startup ends after three rounds growing less than this
+constexpr int kStartupFlatRounds = 3;
+constexpr double kMaxRandomLoss = 0.5;  // made up for at most: beyond it the rate would double
+// Congestion: a round's packets lost more than the random loss by this and by two standard
+// deviations of the round's count.
+constexpr double kExcessLoss = 0.01;
+constexpr auto kDrainedDelay = 1ms;  // a queue this short counts as drained
+constexpr int kMaxDrainRounds = 4;
+constexpr double kBackoff = 0.7;  // the ceiling after congestion, of the delivery rate (CUBIC's beta)
+
+double loss_of(std::uint64_t numbers, std::uint64_t delivered) {
+  if (numbers == 0) return 0;
+  return std::clamp(1.0 - static_cast<double>(delivered) / static_cast<double>(numbers), 0.0, 0.95);
+}
+
+}  // namespace
+
+RateController::RateController(const RateControllerConfig& config, TimePoint now)
+    : config_(config), datagram_(config.datagram), sent_(kSentRing), last_ack_at_(now), last_sent_at_(now) {
+  round_.started = now;
+  round_.gain = kStartupGain;
+}
+
+void RateController::on_sent(std::uint64_t number, std::size_t bytes, TimePoint now) {
+  // The peer counts packets, not octets: a packet delivered is taken to be of the mean size sent.
+  datagram_ += (static_cast<double>(bytes) - datagram_) / 16;
+  Sent& s = sent_[number % kSentRing];
+  s = {number, now};
+  largest_sent_ = std::max(largest_sent_, number);
+  last_sent_at_ = now;
+}
+
+void RateController::on_ack(std::uint64_t largest, std::uint32_t received, Duration ack_delay, TimePoint now) {
+  if (!has_ack_) {
+    has_ack_ = true;
+    delivered_ = received;
+    start_round(now);
+  } else {
+    const auto grew = static_cast<std::int32_t>(received - last_received_);
+    if (grew > 0) delivered_ += static_cast<std::uint64_t>(grew);
+  }
+  if (static_cast<std::int32_t>(received - last_received_) >= 0) last_received_ = received;
+  last_ack_at_ = now;
+  silent_ = false;
+  if (largest <= largest_acked_ && largest_acked_ != 0) return;  // nothing newer: no sample
+  largest_acked_ = largest;
+
+  const Sent& s = sent_[largest % kSentRing];
+  if (s.number == largest && s.at != TimePoint{}) {
+    const auto since = std::chrono::duration_cast<microseconds>(now - s.at);
+    // The peer's hold time is not the path's; a hold longer than the whole RTT is a clock's quirk.
+    rtt_sample(since > ack_delay ? since - ack_delay : since, now);
+    sample_rate(s.at, now);
+  }
+  count_loss(largest_acked_, now);
+  if (largest_acked_ >= round_.first_number && now - round_.started >= kMinRound &&
+      largest_sent_ >= round_.first_number + kMinRoundPackets)
+    end_round(now);
+}
+
+void RateController::sample_rate(TimePoint sent_at, TimePoint now) {
+  // The delivery rate since an ACK at least kRateSpan ago, over the longer of the ACKs' and the sends'
+  // spans (BBR's rate sample, over more than one ACK): ACKs that a busy host handles late and then
+  // together would otherwise pass for a path several times faster than it is.
+  acks_.push_back({now, delivered_, sent_at});
+  while (acks_.size() > 2 && now - acks_[1].at >= kRateSpan) acks_.pop_front();
+  const AckPoint& ref = acks_.front();
+  if (now - ref.at < kRateSpan || delivered_ <= ref.delivered) return;
+  const double span = std::max(std::chrono::duration<double>(now - ref.at).count(),
+                               std::chrono::duration<double>(sent_at - ref.sent_at).count());
+  round_.max_bw = std::max(round_.max_bw, static_cast<double>(delivered_ - ref.delivered) * datagram_ / span);
+}
+
+void RateController::rtt_sample(Duration rtt, TimePoint now) {
+  if (rtt <= Duration::zero()) rtt = Duration(1);
+  if (!has_rtt_) {
+    has_rtt_ = true;
+    srtt_ = min_rtt_ = rtt;
+    min_rtt_at_ = now;
+  } else {
+    srtt_ = (7 * srtt_ + rtt) / 8;
+    if (rtt <= min_rtt_ || now - min_rtt_at_ > kMinRttWindow) {
+      min_rtt_ = rtt;
+      min_rtt_at_ = now;
+    }
+  }
+  round_.min_rtt = round_.min_rtt == Duration::zero() ? rtt : std::min(round_.min_rtt, rtt);
+  judged_.min_rtt = judged_.min_rtt == Duration::zero() ? rtt : std::min(judged_.min_rtt, rtt);
+}
+
+bool RateController::queue_left(Duration round_min_rtt) const {
+  return has_rtt_ && round_min_rtt > min_rtt_ + std::max<Duration>(kDrainedDelay, min_rtt_ / 4);
+}
+
+bool RateController::excess_loss(double loss, std::uint64_t numbers) const {
+  if (!loss_known_ || numbers == 0) return false;
+  const double p = std::max(random_loss_, 0.01);
+  const double sd = std::sqrt(p * (1 - p) / static_cast<double>(numbers));
+  return loss > random_loss_ + std::max(kExcessLoss, 2 * sd);
+}
+
+void RateController::count_loss(std::uint64_t largest, TimePoint now) {
+  // Each round's packets are judged by the ACKs that cover them: from the ACK that first covered the
+  // round's first packet to the one that first covered the next round's. The loss is then that of the
+  // packets sent at the round's gain, not of those still in flight from the round before.
+  while (!marks_.empty() && marks_.front().first_number <= largest) {
+    const Mark mark = marks_.front();
+    marks_.pop_front();
+    if (judged_.valid) {
+      const std::uint64_t numbers = largest - judged_.largest;
+      const double loss = loss_of(numbers, delivered_ - judged_.delivered);
+      // Random loss is learnt where the sending rate was not above the bottleneck's: at a gain of one
+      // or less, and in startup while the delivery rate still grows with the sending rate.
+      // Where a queue stood, loss may be the queue's: a rate that overran the bottleneck would learn
+      // its own drops as random loss and send still more to make up for them.
+      const bool below = (judged_.gain <= 1 || (judged_.startup && startup_flat_rounds_ == 0)) &&
+                         judged_.min_rtt != Duration::zero() && !queue_left(judged_.min_rtt);
+      if (numbers >= 16) {
+        if (judged_.gain >= 1 && excess_loss(loss, numbers)) on_congestion(now);
+        if (below) learn_loss(loss);
+      }
+    }
+    judged_ = {true, largest, delivered_, mark.gain, mark.startup, Duration::zero()};
+  }
+}
+
+void RateController::learn_loss(double loss) {
+  // The median of the last samples: a round that also lost to a queue moves it little.
+  loss_samples_[loss_count_ % loss_samples_.size()] = loss;
+  ++loss_count_;
+  const std::size_t n = std::min(loss_count_, loss_samples_.size());
+  std::array<double, kLossSamples> sorted = loss_samples_;
+  std::sort(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n));
+  random_loss_ = sorted[n / 2];
+  loss_known_ = true;
+}
+
+void RateController::end_round(TimePoint now) {
+  const double round_bw = round_.max_bw;
+
+  // The delivery rate: the maximum of the last ten rounds' maxima, within the ceiling.
+  bw_rounds_[rounds_ % bw_rounds_.size()] = round_bw;
+  ++rounds_;
+
+  advance_mode(round_bw, now);
+
+  bw_ = *std::max_element(bw_rounds_.begin(), bw_rounds_.end());
+  if (ceiling_ > 0) {
+    // Additive increase of the ceiling, as TCP's window grows by a datagram per RTT.
+    const double rtt = std::max(1e-4, std::chrono::duration<double>(srtt_).count());
+    const double round_s = std::chrono::duration<double>(now - round_.started).count();
+    ceiling_ += config_.datagram * round_s / (rtt * rtt);
+    bw_ = std::min(bw_, ceiling_);
+  }
+
+  start_round(now);
+}
+
+void RateController::start_round(TimePoint now) {
+  round_ = {};
+  round_.first_number = largest_sent_ + 1;
+  round_.started = now;
+  round_.gain = gain();
+  marks_.push_back({round_.first_number, round_.gain, mode_ == Mode::startup});
+}
+
+void RateController::on_congestion(TimePoint now) {
+  // One event per round trip and a round: the round after a cut still carries packets sent before it.
+  if (congestion_events_ > 0 && now - last_congestion_ < std::max<Duration>(2 * srtt_, 2 * kMinRound)) return;
+  ++congestion_events_;
+  last_congestion_ = now;
+  const double base = std::max(bw_, config_.min_rate);
+  ceiling_ = kBackoff * (ceiling_ > 0 ? std::min(ceiling_, base) : base);
+  for (double& b : bw_rounds_) b = std::min(b, ceiling_);
+  if (mode_ == Mode::startup) mode_ = Mode::drain;
+}
+
+void RateController::advance_mode(double round_bw, TimePoint now) {
+  (void)now;
+  switch (mode_) {
+    case Mode::startup:
+      if (round_bw >= kStartupGrowth * startup_best_) {
+        startup_best_ = round_bw;
+        startup_flat_rounds_ = 0;
+      } else if (++startup_flat_rounds_ >= kStartupFlatRounds) {
+        mode_ = Mode::drain;
+      }
+      return;
+    case Mode::drain:
+      // Until the queue that startup built is gone (the RTT back near its minimum), a few rounds at most.
+      if (round_.gain < 1 && (!queue_left(round_.min_rtt) || ++drain_rounds_ >= kMaxDrainRounds)) {
+        mode_ = Mode::probe_bw;
+        drain_rounds_ = 0;
+        cycle_ = 2;  // cruise first: the drain left no queue to measure against yet
+      }
+      return;
+    case Mode::probe_bw:
+      // The round below the rate drains what the round above it queued: it lasts until it has, a few
+      // rounds at most (a queue that others keep full does not hold it there).
+      if (kCycle[cycle_] < 1 && queue_left(round_.min_rtt) && ++drain_rounds_ < kMaxDrainRounds) return;
+      drain_rounds_ = 0;
+      cycle_ = (cycle_ + 1) % kCycle.size();
+      return;
+  }
+}
+
+double RateController::gain() const {
+  switch (mode_) {
+    case Mode::startup: return kStartupGain;
+    case Mode::drain: return kDrainGain;
+    case Mode::probe_bw: return kCycle[cycle_];
+  }
+  return 1;
+}
+
+void RateController::check_silence(TimePoint now, Duration timeout) {
+  if (!has_ack_ || silent_ || largest_sent_ <= largest_acked_) return;
+  // Outstanding since the first packet the last ACK did not cover was sent.
+  const Sent& s = sent_[(largest_acked_ + 1) % kSentRing];
+  const TimePoint since = s.number == largest_acked_ + 1 ? std::max(s.at, last_ack_at_) : last_ack_at_;
+  if (now - since <= timeout) return;
+  silent_ = true;
+  ++silences_;
+}
+
+double RateController::pacing_rate() const {
+  if (silent_) return config_.min_rate;
+  double rate = config_.initial_rate;
+  if (bw_ > 0) rate = gain() * bw_ / (1.0 - std::min(random_loss_, kMaxRandomLoss));
+  else if (mode_ == Mode::startup && round_.max_bw > 0) rate = kStartupGain * round_.max_bw;
+  return std::clamp(rate, config_.min_rate, std::max(config_.min_rate, config_.max_rate));
+}
+
+}  // namespace ncast::server

@@ -1,0 +1,144 @@
+#pragma once
+// A session's model of its path, from its own packets and the peer's ACKs (docs/streaming.md,
+// "Congestion control"): the delivery rate (a windowed maximum, as BBR keeps), the minimum and smoothed
+// RTT, the random loss that coding makes up for, and congestion events. It sets a download session's
+// pacing rate: BBR's gain cycle over the delivery rate, divided by (1 − random loss) so that loss that
+// does not grow with the rate is coded around, and a ceiling that backs off multiplicatively on
+// congestion (loss above the random loss, or a queue building up) and grows back additively, as
+// TCP does, so that the session shares a bottleneck with TCP instead of taking it. No I/O, no clock
+// of its own: the session hands it times.
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace ncast::server {
+
+struct RateControllerConfig {
+  double initial_rate = 1.25e6;  // octets per second before the first measurement
+  double min_rate = 16e3;        // never below (a probe's rate: also the blackhole rate)
+  double max_rate = 1e12;        // the configured caps
+  double datagram = 1200;        // a full datagram's octets
+};
+
+class RateController {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using TimePoint = Clock::time_point;
+  using Duration = std::chrono::microseconds;
+
+  enum class Mode : std::uint8_t { startup, drain, probe_bw };
+
+  RateController(const RateControllerConfig& config, TimePoint now);
+
+  void set_max_rate(double rate) { config_.max_rate = rate; }
+  // Packet `number` (numbers increase) of `bytes` octets left now.
+  void on_sent(std::uint64_t number, std::size_t bytes, TimePoint now);
+  // An ACK: the largest number received, the peer's count of accepted packets (mod 2^32), how long it
+  // held the ACK.
+  void on_ack(std::uint64_t largest, std::uint32_t received, Duration ack_delay, TimePoint now);
+  // No ACK for `timeout` while packets were outstanding: the path may be a blackhole. The rate drops to
+  // the probe rate until an ACK returns; the model is kept, so the session resumes at its old rate.
+  void check_silence(TimePoint now, Duration timeout);
+
+  // Octets per second to pace at: the model's rate within [min_rate, max_rate].
+  double pacing_rate() const;
+  // The bottleneck's delivery rate as measured (octets per second reaching the peer), 0 before any.
+  double delivery_rate() const { return bw_; }
+  double random_loss() const { return random_loss_; }
+  // Packets the peer has accepted, as its ACKs count them.
+  std::uint64_t delivered() const { return delivered_; }
+  Duration min_rtt() const { return min_rtt_; }
+  Duration srtt() const { return srtt_; }
+  bool has_rtt() const { return has_rtt_; }
+  Mode mode() const { return mode_; }
+  bool silent() const { return silent_; }
+  std::uint64_t congestion_events() const { return congestion_events_; }
+  std::uint64_t silences() const { return silences_; }
+
+ private:
+  struct Sent {
+    std::uint64_t number = 0;
+    TimePoint at{};
+  };
+  struct AckPoint {
+    TimePoint at{};
+    std::uint64_t delivered = 0;
+    TimePoint sent_at{};  // when the packet it named as largest had left
+  };
+  struct Round {
+    std::uint64_t first_number = 0;  // the round ends when an ACK covers it
+    TimePoint started{};
+    double max_bw = 0;    // the largest delivery-rate sample taken in it
+    Duration min_rtt{0};  // the smallest RTT sample in it: above the minimum, a standing queue
+    double gain = 1;      // the pacing gain it was sent at
+  };
+
+  void rtt_sample(Duration rtt, TimePoint now);
+  void sample_rate(TimePoint sent_at, TimePoint now);
+  void start_round(TimePoint now);
+  void end_round(TimePoint now);
+  void count_loss(std::uint64_t largest, TimePoint now);
+  // Congestion: a round's packets lost more than the random loss by more than chance explains. The
+  // RTT decides where random loss is learnt, and how long a round below the rate drains (queue_left).
+  bool excess_loss(double loss, std::uint64_t numbers) const;
+  bool queue_left(Duration round_min_rtt) const;
+  void learn_loss(double loss);
+  void on_congestion(TimePoint now);
+  void advance_mode(double round_bw, TimePoint now);
+  double gain() const;
+
+  RateControllerConfig config_;
+  double datagram_;         // the mean size of the packets sent, octets
+  std::vector<Sent> sent_;  // a ring by packet number
+  std::uint64_t delivered_ = 0;
+  std::uint32_t last_received_ = 0;
+  bool has_ack_ = false;
+  std::uint64_t largest_acked_ = 0, largest_sent_ = 0;
+  TimePoint last_ack_at_, last_sent_at_;
+
+  // Where each round's packets begin, to judge their loss by the ACKs that cover them.
+  struct Mark {
+    std::uint64_t first_number = 0;
+    double gain = 1;
+    bool startup = false;
+  };
+  struct Judged {
+    bool valid = false;
+    std::uint64_t largest = 0, delivered = 0;  // when an ACK first covered the round's first packet
+    double gain = 1;
+    bool startup = false;
+    Duration min_rtt{0};  // the smallest RTT sample since
+  };
+  std::deque<Mark> marks_;
+  Judged judged_;
+  std::deque<AckPoint> acks_;  // the last kRateSpan and a little of ACKs, for rate samples
+  Round round_;
+  std::array<double, 10> bw_rounds_{};  // the per-round maxima of the last ten rounds
+  std::size_t rounds_ = 0;
+  double bw_ = 0;
+
+  Duration min_rtt_{0}, srtt_{0};
+  TimePoint min_rtt_at_{};
+  bool has_rtt_ = false;
+
+  static constexpr std::size_t kLossSamples = 16;
+  std::array<double, kLossSamples> loss_samples_{};
+  std::size_t loss_count_ = 0;
+  double random_loss_ = 0;
+  bool loss_known_ = false;
+  double ceiling_ = 0;  // octets per second; 0: none yet (no congestion seen)
+  TimePoint last_congestion_{};
+  std::uint64_t congestion_events_ = 0, silences_ = 0;
+
+  Mode mode_ = Mode::startup;
+  double startup_best_ = 0;
+  int startup_flat_rounds_ = 0;
+  std::size_t cycle_ = 0;
+  int drain_rounds_ = 0;
+  bool silent_ = false;
+};
+
+}  // namespace ncast::server

@@ -1,0 +1,136 @@
+#pragma once
+// A simulated path for the rate controller's tests: a sender paced at the controller's rate, a
+// bottleneck of a given rate with a tail-drop queue of a given size (as tc tbf), random loss after it,
+// a propagation delay each way, and a peer that acknowledges every 16 packets or after 5 ms (as
+// ncast-peer does for a download). Time advances in fixed steps; everything is deterministic.
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <random>
+
+#include "server/rate_controller.hpp"
+
+namespace ncast::server::test {
+
+struct PathConfig {
+  double rate = 100e6 / 8;               // octets per second through the bottleneck
+  double queue = 64 * 1024;              // octets the bottleneck's queue holds
+  double loss = 0;                       // random loss after the bottleneck
+  std::chrono::microseconds delay{250};  // one way
+};
+
+struct PathTotals {
+  std::uint64_t sent = 0, delivered = 0, queue_drops = 0;
+  double max_queue_delay_s = 0;  // the longest a delivered packet waited in the queue
+  double queue_delay_sum_s = 0;  // summed over delivered packets
+};
+
+class BottleneckSim {
+ public:
+  using Clock = RateController::Clock;
+  using TimePoint = RateController::TimePoint;
+  static constexpr double kDatagram = 1200;
+
+  BottleneckSim(PathConfig path, RateController& cc, TimePoint start, std::uint64_t seed = 1)
+      : path_(path), cc_(cc), now_(start), rng_(seed) {}
+
+  // Runs for `span`; the path may be changed between runs. Returns the octets delivered meanwhile.
+  double run(std::chrono::microseconds span) {
+    const std::uint64_t before = totals_.delivered;
+    const TimePoint end = now_ + span;
+    while (now_ < end) step();
+    return static_cast<double>(totals_.delivered - before) * kDatagram;
+  }
+  void set_path(const PathConfig& p) { path_ = p; }
+  const PathTotals& totals() const { return totals_; }
+  TimePoint now() const { return now_; }
+
+ private:
+  struct InFlight {
+    std::uint64_t number;
+    TimePoint arrives;
+    double queued_s;
+  };
+  struct Ack {
+    std::uint64_t largest;
+    std::uint32_t received;
+    std::chrono::microseconds delay;
+    TimePoint arrives;
+  };
+
+  void step() {
+    constexpr auto kStep = std::chrono::microseconds(20);
+    now_ += kStep;
+    send();
+    deliver();
+    while (!acks_.empty() && acks_.front().arrives <= now_) {
+      const Ack a = acks_.front();
+      acks_.pop_front();
+      cc_.on_ack(a.largest, a.received, a.delay, now_);
+    }
+    cc_.check_silence(now_, std::chrono::milliseconds(200));
+  }
+
+  void send() {
+    tokens_ = std::min(tokens_ + cc_.pacing_rate() * 20e-6, 4 * kDatagram);
+    while (tokens_ >= kDatagram) {
+      tokens_ -= kDatagram;
+      const std::uint64_t number = next_++;
+      cc_.on_sent(number, static_cast<std::size_t>(kDatagram), now_);
+      ++totals_.sent;
+      // The queue holds what has not left the bottleneck yet.
+      const double start = std::max(seconds(now_), link_free_s_);
+      const double backlog = (start - seconds(now_)) * path_.rate;
+      if (backlog + kDatagram > path_.queue) {
+        ++totals_.queue_drops;
+        continue;
+      }
+      link_free_s_ = start + kDatagram / path_.rate;
+      const double queued = start - seconds(now_);
+      if (std::bernoulli_distribution(path_.loss)(rng_)) continue;
+      wire_.push_back({number, at(link_free_s_) + path_.delay, queued});
+    }
+  }
+
+  void deliver() {
+    while (!wire_.empty() && wire_.front().arrives <= now_) {
+      const InFlight p = wire_.front();
+      wire_.pop_front();
+      ++received_;
+      ++totals_.delivered;
+      totals_.max_queue_delay_s = std::max(totals_.max_queue_delay_s, p.queued_s);
+      totals_.queue_delay_sum_s += p.queued_s;
+      largest_ = std::max(largest_, p.number);
+      largest_at_ = now_;
+      if (++unacked_ == 1) ack_due_ = now_ + std::chrono::milliseconds(5);
+      if (unacked_ >= 16) acknowledge();
+    }
+    if (unacked_ > 0 && now_ >= ack_due_) acknowledge();
+  }
+
+  void acknowledge() {
+    const auto held = std::chrono::duration_cast<std::chrono::microseconds>(now_ - largest_at_);
+    acks_.push_back({largest_, received_, held, now_ + path_.delay});
+    unacked_ = 0;
+  }
+
+  double seconds(TimePoint t) const { return std::chrono::duration<double>(t - origin_).count(); }
+  TimePoint at(double s) const {
+    return origin_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  }
+
+  PathConfig path_;
+  RateController& cc_;
+  TimePoint now_;
+  TimePoint origin_ = now_;
+  std::mt19937_64 rng_;
+  double tokens_ = 0, link_free_s_ = 0;
+  std::uint64_t next_ = 1, largest_ = 0;
+  std::uint32_t received_ = 0, unacked_ = 0;
+  TimePoint largest_at_{}, ack_due_{};
+  std::deque<InFlight> wire_;
+  std::deque<Ack> acks_;
+  PathTotals totals_;
+};
+
+}  // namespace ncast::server::test

@@ -1,0 +1,91 @@
+#include "server/circuit_breaker.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ncast::server {
+namespace {
+
+using namespace std::chrono_literals;
+using TimePoint = CircuitBreaker::TimePoint;
+
+// A session at a media rate of 100 kB/s; each second it sends `sent` and the peer receives `got` (octets).
+struct Feed {
+  CircuitBreaker breaker;
+  TimePoint now;
+  double sent = 0, got = 0;
+  Feed(std::uint64_t seed, TimePoint t0) : breaker(config(seed), t0), now(t0) {}
+  static CircuitBreakerConfig config(std::uint64_t seed) {
+    CircuitBreakerConfig c;
+    c.media_rate = 100e3;
+    c.seed = seed;
+    return c;
+  }
+  bool second(double sent_per_s, double got_per_s) {
+    now += 1s;
+    sent += sent_per_s;
+    got += got_per_s;
+    return breaker.update(now, sent, got);
+  }
+};
+
+TEST(CircuitBreaker, APathThatCarriesTheStreamNeverTrips) {
+  Feed f(1, TimePoint{});
+  for (int i = 0; i < 60; ++i) EXPECT_TRUE(f.second(108e3, 0.8 * 108e3 + 20e3));  // 20 % loss, made up for
+  EXPECT_FALSE(f.breaker.congested());
+  EXPECT_FALSE(f.breaker.tripped());
+}
+
+TEST(CircuitBreaker, ASessionWithNothingToSendIsNotJudged) {
+  Feed f(2, TimePoint{});
+  for (int i = 0; i < 60; ++i) f.second(10e3, 5e3);  // a peer caught up with a live source
+  EXPECT_FALSE(f.breaker.tripped());
+}
+
+TEST(CircuitBreaker, APersistentlyTooSlowPathTripsWithTheFigures) {
+  Feed f(3, TimePoint{});
+  f.second(108e3, 30e3);
+  EXPECT_TRUE(f.breaker.congested());  // backs off at once
+  EXPECT_FALSE(f.breaker.tripped());   // but one bad second does not end it
+  int seconds = 1;
+  while (!f.breaker.tripped() && seconds < 20) {
+    f.second(100e3, 30e3);  // backed off: paced at the media rate
+    ++seconds;
+  }
+  EXPECT_TRUE(f.breaker.tripped());
+  EXPECT_GE(seconds, 2);
+  EXPECT_LE(seconds, 10);
+  EXPECT_NEAR(f.breaker.measured(), 30e3, 1);
+  EXPECT_EQ(f.breaker.needed(), 100e3);
+}
+
+TEST(CircuitBreaker, AGoodSecondResetsTheCount) {
+  Feed f(4, TimePoint{});
+  for (int i = 0; i < 30; ++i) {
+    f.second(108e3, 85e3);  // a little short: trips seldom
+    f.second(108e3, 100e3);
+  }
+  EXPECT_FALSE(f.breaker.tripped());  // never two bad seconds in a row
+}
+
+TEST(CircuitBreaker, SessionsOfAnOverloadedPathLeaveAboutAsManyAsItCannotCarry) {
+  // 100 sessions share a path that carries 40 of them; each second the path's rate is split among the
+  // sessions still there. Those that stay must end up with the stream, and not many more may leave.
+  std::vector<Feed> feeds;
+  for (std::uint64_t i = 0; i < 100; ++i) feeds.emplace_back(1000 + i, TimePoint{});
+  const double path = 40 * 100e3;
+  for (int s = 0; s < 12; ++s) {
+    std::size_t open = 0;
+    for (const auto& f : feeds) open += f.breaker.tripped() ? 0 : 1;
+    const double share = std::min(100e3, path / static_cast<double>(open));
+    for (auto& f : feeds)
+      if (!f.breaker.tripped()) f.second(108e3, share);
+  }
+  std::size_t open = 0;
+  for (const auto& f : feeds) open += f.breaker.tripped() ? 0 : 1;
+  // A shortfall under 10 % is tolerated: up to 40 / 0.9 sessions may stay.
+  EXPECT_GE(open, 25u);
+  EXPECT_LE(open, 44u);
+}
+
+}  // namespace
+}  // namespace ncast::server

@@ -1,0 +1,142 @@
+#include "server/rate_controller.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "tests/server/bottleneck_sim.hpp"
+
+namespace ncast::server {
+namespace {
+
+using namespace std::chrono_literals;
+using test::BottleneckSim;
+using test::PathConfig;
+
+RateControllerConfig config(double max_rate = 1e9 / 8) {
+  RateControllerConfig c;
+  c.initial_rate = 10e6 / 8;
+  c.max_rate = max_rate;
+  c.datagram = BottleneckSim::kDatagram;
+  return c;
+}
+
+struct Window {
+  double rate = 0;         // octets per second delivered
+  double queue_delay = 0;  // mean seconds a delivered packet queued
+  double drops = 0;        // queue drops per packet sent
+};
+
+// Runs `span` more and describes it.
+Window measure(BottleneckSim& sim, const RateController& cc, std::chrono::microseconds span) {
+  const auto before = sim.totals();
+  const double got = sim.run(span);
+  const auto& after = sim.totals();
+  Window w;
+  w.rate = got / std::chrono::duration<double>(span).count();
+  const auto delivered = static_cast<double>(after.delivered - before.delivered);
+  w.queue_delay = delivered > 0 ? (after.queue_delay_sum_s - before.queue_delay_sum_s) / delivered : 0;
+  const auto sent = static_cast<double>(after.sent - before.sent);
+  w.drops = sent > 0 ? static_cast<double>(after.queue_drops - before.queue_drops) / sent : 0;
+  std::printf(
+      "delivered %.1f Mbit/s, queue delay %.2f ms, queue drops %.2f %%; controller: random loss %.3f, "
+      "min RTT %.2f ms, congestion events %llu, bw %.1f Mbit/s\n",
+      w.rate * 8e-6, w.queue_delay * 1e3, w.drops * 100, cc.random_loss(),
+      std::chrono::duration<double>(cc.min_rtt()).count() * 1e3,
+      static_cast<unsigned long long>(cc.congestion_events()), cc.delivery_rate() * 8e-6);
+  return w;
+}
+
+TEST(RateController, ConvergesToTheBottleneckRate) {
+  const auto t0 = RateController::Clock::now();
+  RateController cc(config(), t0);
+  PathConfig path;
+  path.rate = 20e6 / 8;
+  BottleneckSim sim(path, cc, t0);
+  sim.run(1s);
+  const Window w = measure(sim, cc, 3s);
+  EXPECT_GT(w.rate, 0.9 * path.rate);
+  // Not a standing full queue (26 ms at this rate): the gain cycle drains what it builds.
+  EXPECT_LT(w.queue_delay, 0.01);
+  EXPECT_LT(w.drops, 0.02);
+}
+
+TEST(RateController, HoldsItsRateThroughRandomLossWithoutAQueue) {
+  const auto t0 = RateController::Clock::now();
+  RateController cc(config(), t0);
+  PathConfig path;
+  path.loss = 0.1;
+  BottleneckSim sim(path, cc, t0, 7);
+  sim.run(1s);
+  const Window w = measure(sim, cc, 3s);
+  // The acceptance figure: 0.85 of what the lossy path can deliver.
+  EXPECT_GT(w.rate, 0.85 * 0.9 * path.rate);
+  EXPECT_NEAR(cc.random_loss(), 0.1, 0.03);
+  // No standing full queue (5.2 ms), and few of its drops: the loss made up for is the random loss.
+  EXPECT_LT(w.queue_delay, 0.5 * path.queue / path.rate);
+  EXPECT_LT(w.drops, 0.03);
+}
+
+TEST(RateController, BacksOffWhenTheRttGrowsWithItsRate) {
+  // A deep buffer (0.8 s at this rate) and no loss at all: only the RTT says the rate is too high.
+  const auto t0 = RateController::Clock::now();
+  RateController cc(config(), t0);
+  PathConfig path;
+  path.rate = 20e6 / 8;
+  path.queue = 2e6;
+  BottleneckSim sim(path, cc, t0, 3);
+  sim.run(1s);
+  const Window w = measure(sim, cc, 3s);
+  EXPECT_GT(w.rate, 0.85 * path.rate);
+  EXPECT_LT(w.queue_delay, 0.02);
+  EXPECT_EQ(sim.totals().queue_drops, 0u);
+}
+
+TEST(RateController, FollowsTheBottleneckDown) {
+  const auto t0 = RateController::Clock::now();
+  RateController cc(config(), t0);
+  PathConfig path;
+  BottleneckSim sim(path, cc, t0, 5);
+  sim.run(2s);
+  path.rate = 10e6 / 8;
+  sim.set_path(path);
+  sim.run(1s);
+  const Window w = measure(sim, cc, 2s);
+  EXPECT_GT(w.rate, 0.85 * path.rate);
+  EXPECT_LT(w.drops, 0.02);  // it sends at the new rate, not into a full queue
+}
+
+TEST(RateController, StaysUnderItsCap) {
+  const auto t0 = RateController::Clock::now();
+  RateController cc(config(5e6 / 8), t0);
+  BottleneckSim sim(PathConfig{}, cc, t0);
+  const Window w = measure(sim, cc, 2s);
+  EXPECT_LE(cc.pacing_rate(), 5e6 / 8);
+  EXPECT_GT(w.rate, 0.9 * 5e6 / 8);
+}
+
+TEST(RateController, ProbesIntoABlackholeAndResumesWhenAcksReturn) {
+  const auto t0 = RateController::Clock::now();
+  RateController cc(config(), t0);
+  PathConfig path;
+  BottleneckSim sim(path, cc, t0, 9);
+  sim.run(2s);
+  PathConfig hole = path;
+  hole.loss = 1;
+  sim.set_path(hole);
+  sim.run(1s);
+  EXPECT_TRUE(cc.silent());
+  EXPECT_EQ(cc.silences(), 1u);
+  const auto sent = sim.totals().sent;
+  sim.run(1s);
+  // A second of silence costs at most the probe rate's worth of datagrams.
+  EXPECT_LE(sim.totals().sent - sent, static_cast<std::uint64_t>(config().min_rate / BottleneckSim::kDatagram) + 2);
+  sim.set_path(path);
+  sim.run(100ms);
+  EXPECT_FALSE(cc.silent());
+  const Window w = measure(sim, cc, 1s);
+  EXPECT_GT(w.rate, 0.85 * path.rate);  // the model was kept: no new startup from scratch
+}
+
+}  // namespace
+}  // namespace ncast::server
