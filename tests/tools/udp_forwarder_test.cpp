@@ -35,6 +35,8 @@ struct Socket {
     EXPECT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&sa), len), 0);
     const timeval timeout{2, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    const int buffer = 1 << 20;  // a burst of 200 datagrams outgrew the default on a busy machine
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
   }
   ~Socket() { ::close(fd); }
   Socket(const Socket&) = delete;
@@ -122,11 +124,20 @@ TEST(UdpForwarder, CorruptFlipsExactlyOneBit) {
   }
 }
 
+// n numbered datagrams, a millisecond's pause after every ten: the forwarder's own socket has the
+// default buffer, which a burst of 200 could overflow while a busy machine held the forwarder back.
+void send_spaced(const Socket& peer, std::uint32_t n, const net::Address& to) {
+  for (std::uint32_t i = 0; i < n; ++i) {
+    peer.send(numbered(i), to);
+    if (i % 10 == 9) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 TEST(UdpForwarder, DelayHoldsAndJitterReorders) {
   Socket server, peer;
   Running f(impairing(server.local(), 0, 30, 20));
   const auto sent_at = Clock::now();
-  for (std::uint32_t i = 0; i < 200; ++i) peer.send(numbered(i), f.forwarder.local());
+  send_spaced(peer, 200, f.forwarder.local());
   std::vector<std::uint32_t> order;
   for (int i = 0; i < 200; ++i) {
     const auto got = server.receive();
@@ -145,7 +156,7 @@ TEST(UdpForwarder, ReorderHoldsAShareLonger) {
   o.reorder = 0.25;
   o.reorder_ms = 30;
   Running f(o);
-  for (std::uint32_t i = 0; i < 200; ++i) peer.send(numbered(i), f.forwarder.local());
+  send_spaced(peer, 200, f.forwarder.local());
   std::vector<std::uint32_t> order;
   for (int i = 0; i < 200; ++i) {
     const auto got = server.receive();
