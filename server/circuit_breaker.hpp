@@ -3,7 +3,8 @@
 // its bitrate, so when the path does not carry it the session first backs off (no headroom, no more
 // redundancy for the loss that the queue causes) and, if the path still carries too little for
 // several intervals in a row, it ends (BYE "path too slow"). An interval counts against the path only
-// when the session sent at least the media rate and the peer received less than the media needs: a
+// when the session sent enough to carry the media through the path's random loss and the peer received
+// less than the media needs: loss beyond the random loss, which more redundancy would only add to. A
 // session with nothing to send is not judged.
 #include <chrono>
 #include <cstdint>
@@ -28,9 +29,10 @@ class CircuitBreaker {
 
   CircuitBreaker(const CircuitBreakerConfig& config, TimePoint now) : config_(config), started_(now) {}
 
-  // Totals so far: octets sent, octets the peer received. True when an interval ended now and the path
-  // carried the stream through it.
-  bool update(TimePoint now, double sent, double delivered);
+  // Totals so far: octets sent, octets the peer received; the path's random loss as estimated (loss
+  // that does not grow with the rate). True when an interval ended now and the path carried the stream
+  // through it.
+  bool update(TimePoint now, double sent, double delivered, double random_loss);
   void set_media_rate(double rate) { config_.media_rate = rate; }
   // The last interval was bad: the session backs off.
   bool congested() const { return bad_ > 0; }

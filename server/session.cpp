@@ -564,7 +564,7 @@ void Session::refill(TimePoint now) {
     // The loss to make up for while backing off is the loss of the last interval that carried the
     // stream (none before one has): not the loss that the full queue adds.
     if (breaker_.update(now, static_cast<double>(counters_.bytes_sent),
-                        static_cast<double>(cc_.delivered()) * config_.max_datagram))
+                        static_cast<double>(cc_.delivered()) * config_.max_datagram, cc_.random_loss()))
       uncongested_loss_ = loss_;
   }
   pacing_.set_limits(rate(), bucket_size());

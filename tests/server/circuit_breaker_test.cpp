@@ -8,11 +8,12 @@ namespace {
 using namespace std::chrono_literals;
 using TimePoint = CircuitBreaker::TimePoint;
 
-// A session at a media rate of 100 kB/s; each second it sends `sent` and the peer receives `got` (octets).
+// A session at a media rate of 100 kB/s; each second it sends `sent` and the peer receives `got` (octets)
+// over a path whose random loss is estimated at `random_loss` (none unless set).
 struct Feed {
   CircuitBreaker breaker;
   TimePoint now;
-  double sent = 0, got = 0;
+  double sent = 0, got = 0, random_loss = 0;
   Feed(std::uint64_t seed, TimePoint t0) : breaker(config(seed), t0), now(t0) {}
   static CircuitBreakerConfig config(std::uint64_t seed) {
     CircuitBreakerConfig c;
@@ -24,7 +25,7 @@ struct Feed {
     now += 1s;
     sent += sent_per_s;
     got += got_per_s;
-    return breaker.update(now, sent, got);
+    return breaker.update(now, sent, got, random_loss);
   }
 };
 
@@ -39,6 +40,27 @@ TEST(CircuitBreaker, ASessionWithNothingToSendIsNotJudged) {
   Feed f(2, TimePoint{});
   for (int i = 0; i < 60; ++i) f.second(10e3, 5e3);  // a peer caught up with a live source
   EXPECT_FALSE(f.breaker.tripped());
+}
+
+// At 30 % random loss a session must send 1/0.7 of the media rate: one that sent the media rate (a busy
+// server held it back) lost only what the path always loses, and is not the path's to end.
+TEST(CircuitBreaker, ASessionThatSentTooLittleForTheRandomLossIsNotJudged) {
+  Feed f(5, TimePoint{});
+  f.random_loss = 0.3;
+  for (int i = 0; i < 60; ++i) f.second(100e3, 70e3);
+  EXPECT_FALSE(f.breaker.tripped());
+  EXPECT_FALSE(f.breaker.congested());
+  // Sent enough for the random loss, yet received as little: the path lost more than it does at random.
+  while (!f.breaker.tripped() && f.breaker.bad_intervals() < 20) f.second(150e3, 70e3);
+  EXPECT_TRUE(f.breaker.tripped());
+}
+
+// A path that loses more at random than a session makes up for (half) cannot carry the stream at all.
+TEST(CircuitBreaker, APathLosingMoreThanHalfAtRandomIsJudgedWhateverWasSent) {
+  Feed f(6, TimePoint{});
+  f.random_loss = 0.65;
+  while (!f.breaker.tripped() && f.breaker.bad_intervals() < 20) f.second(150e3, 52e3);
+  EXPECT_TRUE(f.breaker.tripped());
 }
 
 TEST(CircuitBreaker, APersistentlyTooSlowPathTripsWithTheFigures) {
