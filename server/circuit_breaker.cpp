@@ -34,9 +34,11 @@ bool CircuitBreaker::update(TimePoint now, double sent, double delivered, double
   const double sent_rate = (sent - sent_at_start_) / seconds;
   const double got_rate = (delivered - delivered_at_start_) / seconds;
   // A path that loses more at random than a session makes up for cannot carry the stream however much
-  // it is sent: it is judged too.
+  // it is sent: a session that sent at least the media rate into it is judged too (one that sent less,
+  // such as a peer caught up with a live source, is not).
   const bool sent_enough = sent_rate * (1.0 - std::min(random_loss, kMaxRandomLoss)) >= kBusy * config_.media_rate;
-  if ((sent_enough || random_loss > kMaxRandomLoss) && got_rate < kCarried * config_.media_rate) {
+  const bool hopeless = random_loss > kMaxRandomLoss && sent_rate >= kBusy * config_.media_rate;
+  if ((sent_enough || hopeless) && got_rate < kCarried * config_.media_rate) {
     if (bad_ == 0) bad_delivered_ = bad_seconds_ = 0;
     ++bad_;
     ++bad_total_;
