@@ -13,6 +13,20 @@ build=${NCAST_PACKAGE_BUILD_DIR:-$root/build-package}
 case $out in -*) echo "usage: tools/package.sh [DIR]" >&2; exit 2 ;; esac
 
 "$root/tools/install-deps.sh"
+# A build folder of tools/test.sh gets its install locations back afterwards: left at /usr and /etc, a
+# later `cmake --install --prefix DIR` of it (the install test does one) would write /etc/ncast.
+cached() { sed -n "s|^$1:PATH=||p" "$build/CMakeCache.txt" 2>/dev/null || true; }
+prefix=$(cached CMAKE_INSTALL_PREFIX)
+sysconfdir=$(cached CMAKE_INSTALL_SYSCONFDIR)
+restore() {
+  local status=$?
+  if [ -n "$prefix" ]; then
+    cmake -S "$root" -B "$build" -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_INSTALL_SYSCONFDIR="${sysconfdir:-etc}" \
+      >/dev/null || status=1
+  fi
+  exit "$status"
+}
+trap restore EXIT
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_SYSCONFDIR=/etc \
   -DNCAST_SANITIZE=OFF >/dev/null
 cmake --build "$build" -j "$(nproc)" --target ncast_packaged

@@ -25,6 +25,10 @@ quiet() { # runs a command, showing its output only when it fails
   "$@" >"$tmp/log" 2>&1 || { cat "$tmp/log" >&2; fail "failed: $*"; }
 }
 
+# An absolute install folder (the Debian packages' /etc) ignores --prefix: installing would write there.
+# (OLDINCLUDEDIR is always /usr/include and installs nothing here.)
+absolute=$(grep -E '^CMAKE_INSTALL_[A-Z]+DIR:PATH=/' "$build/CMakeCache.txt" | grep -v '^CMAKE_INSTALL_OLDINCLUDEDIR:' || true)
+[ -z "$absolute" ] || fail "$build installs outside any prefix (${absolute%%$'\n'*}); configure it again with a relative folder"
 prefix=$tmp/prefix
 quiet "$cmake" --install "$build" --prefix "$prefix"
 pc=$(find "$prefix" -name ncast-rs.pc)
