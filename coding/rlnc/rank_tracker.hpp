@@ -6,7 +6,8 @@
 //
 // Rows are kept in reduced form by pivot column (1 on the pivot, 0 on every other pivot column), so
 // an arriving vector is cleared of every pivot in one multiply-accumulate whose multipliers are its own
-// entries there. A unit vector (a source symbol) on a column no row touches costs no field arithmetic.
+// entries there. Rows that are unit vectors (source symbols, mostly) are neither stored nor read: a
+// source symbol costs no field arithmetic and touches only the rows of coded symbols.
 // Every buffer is allocated by the constructor; add() allocates nothing.
 #include <cstddef>
 #include <cstdint>
@@ -36,8 +37,9 @@ class RankTracker {
   std::uint8_t* row(std::size_t c) { return rows_.data() + c * n_; }
 
   std::size_t n_;
-  std::vector<std::uint8_t> rows_;     // n × n: row c is the reduced row whose pivot is column c
-  std::vector<std::uint16_t> pivots_;  // the pivot columns, in arrival order
+  std::vector<std::uint8_t> rows_;  // n × n: row c is the reduced row whose pivot is column c
+  // The pivot columns whose row is the unit vector there (not stored), and the others.
+  std::vector<std::uint16_t> units_, dense_;
   std::size_t rank_ = 0;
 
   // Scratch, sized once.
