@@ -196,7 +196,8 @@ void SimPeer::run_delayed() {
 
 void SimPeer::poll(TimePoint now) {
   if (status_ != Status::running) return;
-  on_decoded(now);
+  // Only a batched decoder leaves segments decoding; with the others a segment settles as it completes.
+  if (options_.batcher && options_.verify) on_decoded(now);
   if (status_ != Status::running) return;
   for (std::size_t i = 0; i < links_.size(); ++i) links_[i].poll(now, senders_[i]);
   after_input(now);
