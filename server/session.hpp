@@ -257,10 +257,11 @@ class Session {
 
   RateController cc_;
   CircuitBreaker breaker_;
-  double loss_cap_ = 0.5;   // a paced session makes up for no more loss than this (back_off)
-  TokenBucket pacing_;      // octets
-  double scheduled_ = 0;    // octets its pacing rate allowed so far (the breaker's schedule)
-  bool backlogged_ = true;  // it had more to send when it last looked
+  double loss_cap_ = 0.5;        // a paced session makes up for no more loss than this (back_off)
+  double uncongested_loss_ = 0;  // its loss estimate when its path last carried the stream
+  TokenBucket pacing_;           // octets
+  double scheduled_ = 0;         // octets its pacing rate allowed so far (the breaker's schedule)
+  bool backlogged_ = true;       // it had more to send when it last looked
   TimePoint scheduled_at_;
   TimePoint last_heard_;
   SessionCounters counters_;
