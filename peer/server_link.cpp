@@ -48,6 +48,7 @@ void ServerLink::begin_handshake(TimePoint now, const Send& send, bool keep_sess
   handshake_.emplace(join);
   mismatch_.reset();
   standby_ = keep_session && state_ == State::established;
+  standby_share_ = {options_.share, options_.systematic};
   if (!standby_) {
     open_.reset();
     seal_.reset();
@@ -224,7 +225,7 @@ bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& he
   auto body = proto::open_packet(d, header, *open_);
   if (!body) return drop(proto::DropReason::auth), false;
   replay_.accept(header.number);
-  if (state_ != State::established) resume();
+  if (state_ != State::established && !resume(now, send)) return false;
   ++received_;
   last_heard_ = now;
   if (header.number >= largest_) {
@@ -270,13 +271,20 @@ bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& he
   return completed;
 }
 
-void ServerLink::resume() {
+bool ServerLink::resume(TimePoint now, const Send& send) {
   state_ = State::established;
   standby_ = false;
   recovering_ = false;
   pending_.clear();
   mismatch_.reset();
   ++counters_.resumes;
+  if (standby_share_ == std::pair{options_.share, options_.systematic}) return true;
+  // The shares were handed round while it was silent: the session, joined for the old share, ends and
+  // a new one joins for the new share (as reshare does).
+  ++counters_.reshares;
+  send_bye(send, proto::ByeReason::done);
+  begin_handshake(now, send);
+  return false;
 }
 
 void ServerLink::on_segments(std::span<const std::uint8_t> body, TimePoint now, const Send& send) {

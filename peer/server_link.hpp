@@ -84,8 +84,9 @@ class ServerLink {
  private:
   // A new handshake; keep_session: the session goes on standby (see standby_).
   void begin_handshake(TimePoint now, const Send& send, bool keep_session = false);
-  // A packet of the session on standby arrived: the outage is over, the session goes on.
-  void resume();
+  // A packet of the session on standby arrived: the outage is over, the session goes on (true), or,
+  // when its share changed meanwhile, says goodbye and a new one joins (false).
+  bool resume(TimePoint now, const Send& send);
   void on_manifest(const proto::Header& header, std::span<std::uint8_t> datagram, TimePoint now, const Send& send);
   bool on_protected(std::span<std::uint8_t> datagram, const proto::Header& header, TimePoint now, const Send& send);
   void note_identity_mismatch(const proto::Header& header, std::span<std::uint8_t> datagram, TimePoint now);
@@ -135,6 +136,7 @@ class ServerLink {
   // idle timeout, the session's packets are still read, and its ACKs still tell the server that we are
   // here; the first of its packets to arrive ends the handshake (issue 16: a blackhole of 5 s).
   bool standby_ = false;
+  std::pair<std::uint16_t, bool> standby_share_{};  // the share and systematic flag it was joined with
   std::uint32_t unacked_ = 0;
   TimePoint ack_due_ = TimePoint::max();
   bool ack_now_ = false;
