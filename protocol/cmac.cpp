@@ -2,7 +2,8 @@
 
 #include <openssl/evp.h>
 
-#include <algorithm>
+#include <cstring>
+#include <vector>
 
 #include "protocol/crypto.hpp"
 
@@ -43,12 +44,34 @@ __attribute__((target("aes"))) void expand_key(const std::uint8_t* key, std::uin
   for (int i = 0; i < 11; ++i) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * i), rk[i]);
 }
 
+__attribute__((target("aes"))) inline __m128i aes_rounds(const __m128i* rk, __m128i x) {
+  x = _mm_xor_si128(x, _mm_load_si128(rk));
+  for (int i = 1; i < 10; ++i) x = _mm_aesenc_si128(x, _mm_load_si128(rk + i));
+  return _mm_aesenclast_si128(x, _mm_load_si128(rk + 10));
+}
+
 __attribute__((target("aes"))) void encrypt_block(const std::uint8_t* round_keys, const std::uint8_t* in,
                                                   std::uint8_t* out) {
+  const __m128i x =
+      aes_rounds(reinterpret_cast<const __m128i*>(round_keys), _mm_loadu_si128(reinterpret_cast<const __m128i*>(in)));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), x);
+}
+
+// RFC 4493 section 2.4 over a contiguous message, every block in registers.
+__attribute__((target("aes"))) void cmac_aesni(const std::uint8_t* round_keys, const std::uint8_t* m, std::size_t len,
+                                               const Block& k1, const Block& k2, std::uint8_t* out) {
   const auto* rk = reinterpret_cast<const __m128i*>(round_keys);
-  __m128i x = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in)), _mm_load_si128(rk));
-  for (int i = 1; i < 10; ++i) x = _mm_aesenc_si128(x, _mm_load_si128(rk + i));
-  x = _mm_aesenclast_si128(x, _mm_load_si128(rk + 10));
+  __m128i x = _mm_setzero_si128();
+  std::size_t at = 0;
+  for (; len - at > 16; at += 16)
+    x = aes_rounds(rk, _mm_xor_si128(x, _mm_loadu_si128(reinterpret_cast<const __m128i*>(m + at))));
+  Block last{};
+  const std::size_t rest = len - at;
+  std::memcpy(last.data(), m + at, rest);
+  const Block& subkey = rest == 16 ? k1 : k2;
+  if (rest < 16) last[rest] = 0x80;
+  for (std::size_t i = 0; i < 16; ++i) last[i] ^= subkey[i];
+  x = aes_rounds(rk, _mm_xor_si128(x, _mm_loadu_si128(reinterpret_cast<const __m128i*>(last.data()))));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(out), x);
 }
 #else
@@ -103,27 +126,41 @@ Block Cmac::encrypt(const Block& in) const {
   return out;
 }
 
-// RFC 4493 section 2.4 over first || second, read block by block across the seam.
 Block Cmac::mac(std::span<const std::uint8_t> first, std::span<const std::uint8_t> second) const {
-  const std::size_t total = first.size() + second.size();
-  const std::size_t blocks = total == 0 ? 1 : (total + 15) / 16;
-  auto octet = [&](std::size_t i) { return i < first.size() ? first[i] : second[i - first.size()]; };
-  Block x{};
-  for (std::size_t b = 0; b < blocks; ++b) {
-    const std::size_t at = 16 * b;
-    const std::size_t len = std::min<std::size_t>(16, total - std::min(total, at));
-    for (std::size_t i = 0; i < len; ++i) x[i] ^= octet(at + i);
-    if (b + 1 < blocks) {
-      x = encrypt(x);
-      continue;
+  // One contiguous message: a header and a digest are gathered on the stack, anything longer on the heap.
+  std::array<std::uint8_t, 128> small{};
+  std::vector<std::uint8_t> large;
+  std::span<const std::uint8_t> m = first;
+  if (!second.empty()) {
+    const std::size_t total = first.size() + second.size();
+    std::uint8_t* buf = small.data();
+    if (total > small.size()) {
+      large.resize(total);
+      buf = large.data();
     }
-    // The last block: complete, masked with K1; or padded with 10…0 and masked with K2.
-    const Block& subkey = len == 16 ? k1_ : k2_;
-    if (len < 16) x[len] ^= 0x80;
-    for (std::size_t i = 0; i < 16; ++i) x[i] ^= subkey[i];
-    x = encrypt(x);
+    if (!first.empty()) std::memcpy(buf, first.data(), first.size());
+    std::memcpy(buf + first.size(), second.data(), second.size());
+    m = {buf, total};
   }
-  return x;
+  Block out{};
+#if NCAST_AESNI
+  if (!ctx_) {
+    cmac_aesni(round_keys_.data(), m.data(), m.size(), k1_, k2_, out.data());
+    return out;
+  }
+#endif
+  // RFC 4493 section 2.4, one OpenSSL block at a time.
+  std::size_t at = 0;
+  for (; m.size() - at > 16; at += 16) {
+    for (std::size_t i = 0; i < 16; ++i) out[i] ^= m[at + i];
+    out = encrypt(out);
+  }
+  const std::size_t rest = m.size() - at;
+  for (std::size_t i = 0; i < rest; ++i) out[i] ^= m[at + i];
+  if (rest < 16) out[rest] ^= 0x80;
+  const Block& subkey = rest == 16 ? k1_ : k2_;
+  for (std::size_t i = 0; i < 16; ++i) out[i] ^= subkey[i];
+  return encrypt(out);
 }
 
 }  // namespace ncast::proto
