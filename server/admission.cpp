@@ -218,7 +218,7 @@ TableSeals& Admission::seals_of(SymbolSource& source) {
 
 SharedSymbols& Admission::shared_of(SymbolSource& source, proto::Suite suite) {
   auto& shared = shared_[{&source, suite}];
-  if (!shared) shared = std::make_unique<SharedSymbols>(source, suite);
+  if (!shared) shared = std::make_unique<SharedSymbols>(source, suite, config_.sealed_cache_bytes);
   return *shared;
 }
 

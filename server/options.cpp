@@ -190,6 +190,7 @@ void check_network(ServerOptions& o, const RawOptions& r, const po::variables_ma
   if (vm.count("server-id")) o.server_id = r.server_id;
   o.config.listen = net::resolve(r.listen, "--listen");
   o.config.max_datagram = static_cast<std::uint16_t>(r.max_datagram);
+  o.config.sealed_cache_bytes = std::min(o.config.sealed_cache_bytes, o.coded_cache_mb << 20);
   o.config.idle_timeout_ms = static_cast<std::uint32_t>(r.idle_timeout * 1000);
   o.config.handshake_timeout_ms = static_cast<std::uint32_t>(r.handshake_timeout * 1000);
 }

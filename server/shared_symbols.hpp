@@ -28,9 +28,7 @@ struct SharedStats {
 
 class SharedSymbols {
  public:
-  static constexpr std::size_t kDefaultBudget = std::size_t{16} << 20;
-
-  SharedSymbols(SymbolSource& source, proto::Suite suite, std::size_t budget_bytes = kDefaultBudget);
+  SharedSymbols(SymbolSource& source, proto::Suite suite, std::size_t budget_bytes);
 
   const proto::StreamKey& key() const { return key_; }
   // The shared part of source symbol i, or of coded symbol j, of segment; null when the source cannot

@@ -167,7 +167,7 @@ struct Fixture {
     config.redundancy = redundancy;
     seals = std::make_unique<OriginSeals>(identity, *stream);
     config.seals = seals.get();
-    shared = std::make_unique<SharedSymbols>(*stream, proto::Suite::aes128_gcm);
+    shared = std::make_unique<SharedSymbols>(*stream, proto::Suite::aes128_gcm, 8 << 20);
     config.shared = shared.get();
   }
   std::mt19937_64 rng{21};
@@ -553,7 +553,7 @@ TEST(Session, APeerBehindTheLiveWindowGetsSilenceSoThatItRejoins) {
   cam.append(seg);
   cam.append(seg);
   const TimePoint t = TimePoint{} + 1s;
-  SharedSymbols shared(cam, proto::Suite::aes128_gcm);
+  SharedSymbols shared(cam, proto::Suite::aes128_gcm, 8 << 20);
   SessionConfig config = f.config;
   config.shared = &shared;
   Session s(7, net::Address::parse("127.0.0.1:1"), {}, cam, f.keys, config, {}, f.observer, t);

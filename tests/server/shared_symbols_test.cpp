@@ -61,7 +61,7 @@ std::vector<std::uint8_t> opened(const proto::StreamKey& key, const SharedPart& 
 
 TEST(SharedSymbols, SealedOnceAndOpenedWithTheStreamKey) {
   Stream s;
-  SharedSymbols shared(s.stream, proto::Suite::aes128_gcm);
+  SharedSymbols shared(s.stream, proto::Suite::aes128_gcm, 8 << 20);
   const SharedPart* first = shared.coded(1, 3);
   ASSERT_TRUE(first);
   const auto bytes = first->bytes;
@@ -93,7 +93,7 @@ TEST(SharedSymbols, AnEvictedSymbolIsSealedAgainIntoTheSameOctets) {
 TEST(SharedSymbols, SymbolsThatDoNotRepeatAreSealedEachTime) {
   Stream s;
   FreshSource fresh(s.stream);
-  SharedSymbols shared(fresh, proto::Suite::aes128_gcm);
+  SharedSymbols shared(fresh, proto::Suite::aes128_gcm, 8 << 20);
   const auto a = shared.coded(0, 0)->bytes;
   const auto b = shared.coded(0, 0)->bytes;
   EXPECT_NE(a, b);
