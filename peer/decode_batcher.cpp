@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "coding/rlnc/error.hpp"
+#include "coding/rlnc/rank_tracker.hpp"
 
 namespace ncast::peer {
 
@@ -52,9 +53,7 @@ class BatchedSegmentDecoder final : public SegmentDecoder {
         on_decoded_(std::move(on_decoded)),
         layout_(layout),
         seeds_(seeds),
-        coefficients_layout_(layout.n(), 1, 1),
         ranks_(layout.n()),
-        elimination_(coefficients_layout_, ranks_, {}),
         coefs_(layout.n()) {}
   ~BatchedSegmentDecoder() override { give_up(); }
   BatchedSegmentDecoder(const BatchedSegmentDecoder&) = delete;
@@ -63,11 +62,7 @@ class BatchedSegmentDecoder final : public SegmentDecoder {
   rlnc::AddResult add(const rlnc::SymbolView& symbol) override {
     // Checked against the real layout, as the CPU decoder checks it (the same errors).
     rlnc::resolve_coefficients(symbol, layout_, seeds_, coefs_);
-    if (complete() || std::all_of(coefs_.begin(), coefs_.end(), [](std::uint8_t c) { return c == 0; }))
-      return rlnc::AddResult::non_innovative;
-    const std::uint8_t nothing = 0;
-    if (elimination_.add({rlnc::SymbolKind::recoded, 0, {}, coefs_, {&nothing, 1}}) == rlnc::AddResult::non_innovative)
-      return rlnc::AddResult::non_innovative;
+    if (ranks_.add(coefs_) == rlnc::AddResult::non_innovative) return rlnc::AddResult::non_innovative;
     if (!pending_) {
       pending_ = std::make_shared<DecodeBatcher::Pending>();
       BatchJob& job = pending_->job;
@@ -85,10 +80,10 @@ class BatchedSegmentDecoder final : public SegmentDecoder {
   }
   void reset() override {
     give_up();
-    elimination_.reset();
+    ranks_.reset();
   }
   const rlnc::GenerationLayout& layout() const override { return layout_; }
-  std::size_t rank() const override { return elimination_.rank(); }
+  std::size_t rank() const override { return ranks_.rank(); }
   bool data_ready() const override { return complete() && batcher_->decoded(*pending_); }
   std::span<const std::uint8_t> data() override {
     if (!complete()) throw rlnc::Error(rlnc::Errc::not_decoded, "the segment is not decoded yet");
@@ -108,9 +103,7 @@ class BatchedSegmentDecoder final : public SegmentDecoder {
   std::function<void()> on_decoded_;
   rlnc::GenerationLayout layout_;
   rlnc::SeedContext seeds_;
-  rlnc::GenerationLayout coefficients_layout_;  // n symbols of one octet: the elimination's
-  std::vector<std::uint8_t> ranks_;
-  rlnc::Decoder elimination_;
+  rlnc::RankTracker ranks_;
   std::vector<std::uint8_t> coefs_;
   std::shared_ptr<DecodeBatcher::Pending> pending_;  // from the first innovative symbol on
 };

@@ -51,6 +51,7 @@ nlohmann::json link_json(const ServerLink& l) {
                     {"acks", c.acks_sent},
                     {"handshakes", c.handshakes},
                     {"rejoins", c.rejoins},
+                    {"resumes", c.resumes},
                     {"reshares", c.reshares},
                     {"drops", drops_json(c.drops)}};
   if (l.server_id()) sj["server_id"] = *l.server_id();
@@ -61,9 +62,9 @@ nlohmann::json link_json(const ServerLink& l) {
   return sj;
 }
 
-// Every link's counters, and their bad packets and rejoins summed.
+// Every link's counters, and their bad packets, rejoins and resumes summed.
 void add_links(nlohmann::json& j, const ServerLinks& links, std::uint64_t bad) {
-  std::uint64_t rejoins = 0, forgers = 0;
+  std::uint64_t rejoins = 0, resumes = 0, forgers = 0;
   nlohmann::json servers = nlohmann::json::array();
   for (std::size_t i = 0; i < links.size(); ++i) {
     const auto& c = links[i].counters();
@@ -71,10 +72,12 @@ void add_links(nlohmann::json& j, const ServerLinks& links, std::uint64_t bad) {
     // Early arrivals for a session whose MANIFEST was lost are dropped too, but are not bad.
     bad += c.drops.total() - c.drops[proto::DropReason::unexpected];
     rejoins += c.rejoins;
+    resumes += c.resumes;
     servers.push_back(link_json(links[i]));
   }
   j["bad_packets"] = bad;
   j["rejoins"] = rejoins;
+  j["resumes"] = resumes;
   j["failovers"] = links.failovers();
   j["forgers"] = forgers;
   j["servers"] = servers;

@@ -31,6 +31,9 @@ class SegmentDecoder {
   // Whether data() answers without waiting. A batched decoder (decode_batcher.hpp) is complete at
   // full rank but decodes later, together with other generations; the others decode as they go.
   virtual bool data_ready() const { return complete(); }
+  // A counting decoder (counting_decoder.hpp) tracks the rank alone and has no data: its segment is
+  // complete at full rank, with nothing to verify or write.
+  virtual bool counts_only() const { return false; }
   // The CPU decoder holding the received rows, which a relay recodes from; null when the rows live
   // elsewhere (on the GPU).
   virtual const rlnc::Decoder* host_rows() const = 0;

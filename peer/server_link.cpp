@@ -33,7 +33,7 @@ void ServerLink::fail(std::string why) {
 
 void ServerLink::start(TimePoint now, const Send& send) { begin_handshake(now, send); }
 
-void ServerLink::begin_handshake(TimePoint now, const Send& send) {
+void ServerLink::begin_handshake(TimePoint now, const Send& send, bool keep_session) {
   proto::Join join;
   join.stream = options_.stream;
   // After a rejoin, ask for what is still missing.
@@ -47,16 +47,20 @@ void ServerLink::begin_handshake(TimePoint now, const Send& send) {
   join.max_rate_kbps = options_.max_rate_kbps;
   handshake_.emplace(join);
   mismatch_.reset();
-  open_.reset();
-  seal_.reset();
-  replay_ = {};
-  session_ = 0;
-  next_number_ = 0;
-  received_ = 0;
-  largest_ = 0;
-  unacked_ = 0;
-  ack_now_ = false;
-  ack_due_ = TimePoint::max();
+  standby_ = keep_session && state_ == State::established;
+  standby_share_ = {options_.share, options_.systematic};
+  if (!standby_) {
+    open_.reset();
+    seal_.reset();
+    replay_ = {};
+    session_ = 0;
+    next_number_ = 0;
+    received_ = 0;
+    largest_ = 0;
+    unacked_ = 0;
+    ack_now_ = false;
+    ack_due_ = TimePoint::max();
+  }
   ++counters_.handshakes;
   pending_ = handshake_->hello();
   state_ = State::hello;
@@ -135,8 +139,9 @@ bool ServerLink::on_datagram(std::span<std::uint8_t> d, TimePoint now, const Sen
     case proto::PacketType::ack: {
       auto header = proto::parse_header(*prefix, d);
       if (!header) return drop(header.error()), false;
-      // Before the MANIFEST (lost, and being fetched again) its session's packets cannot be read yet.
-      if (state_ != State::established) return drop(proto::DropReason::unexpected), false;
+      // Before the MANIFEST (lost, and being fetched again) its session's packets cannot be read yet;
+      // those of a session on standby can.
+      if (state_ != State::established && !standby_) return drop(proto::DropReason::unexpected), false;
       if (header->session != session_) return drop(proto::DropReason::unknown_session), false;
       return on_protected(d, *header, now, send);
     }
@@ -165,6 +170,8 @@ void ServerLink::on_manifest(const proto::Header& header, std::span<std::uint8_t
   received_ = 1;
   largest_ = 0;
   largest_at_ = now;
+  if (recovering_) ++counters_.rejoins;
+  standby_ = false;
   max_datagram_ = accepted->body.max_datagram;
   max_ack_delay_ = std::chrono::milliseconds(accepted->body.max_ack_delay_ms);
   idle_timeout_ = std::chrono::milliseconds(accepted->body.idle_timeout_ms);
@@ -228,6 +235,7 @@ bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& he
   auto body = open_body(d, header);
   if (!body) return drop(proto::DropReason::auth), false;
   replay_.accept(header.number);
+  if (state_ != State::established && !resume(now, send)) return false;
   ++received_;
   last_heard_ = now;
   if (header.number >= largest_) {
@@ -262,7 +270,6 @@ bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& he
              std::to_string(bye->needed_kbps) + " kbit/s");
       } else {
         // The server is going away (or dropped us): start over with a new handshake.
-        ++counters_.rejoins;
         recovering_ = true;
         begin_handshake(now, send);
       }
@@ -280,6 +287,22 @@ std::optional<std::span<const std::uint8_t>> ServerLink::open_body(std::span<std
   // Authentic for this session (checked before the replay window): the stream key opens the shared part.
   const auto shared = proto::coded_shared_part(d);
   return shared ? proto::open_shared(*stream_, *shared) : std::nullopt;
+}
+
+bool ServerLink::resume(TimePoint now, const Send& send) {
+  state_ = State::established;
+  standby_ = false;
+  recovering_ = false;
+  pending_.clear();
+  mismatch_.reset();
+  ++counters_.resumes;
+  if (standby_share_ == std::pair{options_.share, options_.systematic}) return true;
+  // The shares were handed round while it was silent: the session, joined for the old share, ends and
+  // a new one joins for the new share (as reshare does).
+  ++counters_.reshares;
+  send_bye(send, proto::ByeReason::done);
+  begin_handshake(now, send);
+  return false;
 }
 
 void ServerLink::on_segments(std::span<const std::uint8_t> body, TimePoint now, const Send& send) {
@@ -331,6 +354,11 @@ void ServerLink::poll(TimePoint now, const Send& send) {
   switch (state_) {
     case State::hello:
     case State::join:
+      if (standby_) {
+        // The server forgets a session silent for its idle timeout: then only the new one can come.
+        if (now - last_heard_ > idle_timeout_) standby_ = false;
+        else if (now - last_ack_ > kNudgeAfter) send_ack(now, send);
+      }
       if (mismatch_ && now - mismatch_->first >= kMismatchWait)
         return fail("server identity mismatch: expected " + proto::to_hex(*options_.pinned) + ", got " +
                     proto::to_hex(mismatch_->second));
@@ -361,9 +389,8 @@ void ServerLink::poll(TimePoint now, const Send& send) {
       // Silence while segments are awaited (or for a whole idle timeout): the server restarted or
       // forgot us. Keep what was decoded and join again.
       if (wanting && ((receiver_.expecting_data() && silence > options_.stall_timeout) || silence > idle_timeout_)) {
-        ++counters_.rejoins;
         recovering_ = true;
-        return begin_handshake(now, send);
+        return begin_handshake(now, send, silence <= idle_timeout_);
       }
       const bool nudge =
           wanting && receiver_.expecting_data() && silence > kNudgeAfter && now - last_ack_ > kNudgeAfter;

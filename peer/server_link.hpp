@@ -38,7 +38,9 @@ struct LinkOptions {
 };
 
 struct LinkCounters {
-  std::uint64_t packets = 0, bytes = 0, coded = 0, acks_sent = 0, handshakes = 0, rejoins = 0;
+  // rejoins: new sessions joined after a silence or the server's BYE; resumes: sessions that came back
+  // after a silence (an outage) while the new handshake was under way, which was then dropped.
+  std::uint64_t packets = 0, bytes = 0, coded = 0, acks_sent = 0, handshakes = 0, rejoins = 0, resumes = 0;
   std::uint64_t reshares = 0;  // new sessions for another share after a server died or came back
   proto::DropCounters drops;
 };
@@ -81,7 +83,11 @@ class ServerLink {
   bool recovering() const { return recovering_; }
 
  private:
-  void begin_handshake(TimePoint now, const Send& send);
+  // A new handshake; keep_session: the session goes on standby (see standby_).
+  void begin_handshake(TimePoint now, const Send& send, bool keep_session = false);
+  // A packet of the session on standby arrived: the outage is over, the session goes on (true), or,
+  // when its share changed meanwhile, says goodbye and a new one joins (false).
+  bool resume(TimePoint now, const Send& send);
   void on_manifest(const proto::Header& header, std::span<std::uint8_t> datagram, TimePoint now, const Send& send);
   // A protected packet's body, decrypted in place: the session key's, or for CODED the stream key's.
   std::optional<std::span<const std::uint8_t>> open_body(std::span<std::uint8_t> d, const proto::Header& header);
@@ -131,6 +137,12 @@ class ServerLink {
   std::uint32_t received_ = 0;
   TimePoint last_heard_{}, last_ack_{};
   bool recovering_ = false;
+  // Silent while data is expected, the link joins again but keeps the session: the silence may be an
+  // outage that the server's session survives (it waits an idle timeout). Until the new MANIFEST or the
+  // idle timeout, the session's packets are still read, and its ACKs still tell the server that we are
+  // here; the first of its packets to arrive ends the handshake (issue 16: a blackhole of 5 s).
+  bool standby_ = false;
+  std::pair<std::uint16_t, bool> standby_share_{};  // the share and systematic flag it was joined with
   std::uint32_t unacked_ = 0;
   TimePoint ack_due_ = TimePoint::max();
   bool ack_now_ = false;

@@ -161,7 +161,8 @@ StreamReceiver::Result StreamReceiver::add_symbol(Slot& slot, const proto::Coded
     return Result::rejected;
   }
   ++stats_.innovative;
-  slot.evidence.kept.add(symbol.coefficients, v.payload, server_id);
+  // A counting decoder's segment is never verified, so never fails: there is nothing to keep evidence for.
+  if (!dec.counts_only()) slot.evidence.kept.add(symbol.coefficients, v.payload, server_id);
   if (!dec.complete()) return Result::innovative;
   return settle(slot, v.header.segment, now);
 }
@@ -171,7 +172,7 @@ StreamReceiver::Result StreamReceiver::settle(Slot& slot, std::uint32_t segment,
   for (;;) {
     slot.decoding = !slot.decoder->data_ready();
     if (slot.decoding) return Result::innovative;
-    if (verifies(segment, *slot.decoder)) break;
+    if (slot.decoder->counts_only() || verifies(segment, *slot.decoder)) break;
     ++stats_.hash_failures;
     pollution_.on_hash_failure(slot.evidence, *slot.decoder, segment, params_.symbol_size);
     if (!slot.decoder->complete()) return Result::rejected;
@@ -213,14 +214,15 @@ void StreamReceiver::write_ready(TimePoint now) {
   for (;;) {
     auto it = slots_.find(next_write_);
     if (it == slots_.end() || !it->second.decoded) break;
-    const auto data = it->second.decoder->data();
-    write_(data);
+    SegmentDecoder& decoder = *it->second.decoder;
+    const std::size_t bytes = decoder.layout().data_bytes();
+    write_(decoder.counts_only() ? std::span<const std::uint8_t>{} : decoder.data());
     ++stats_.segments_written;
-    stats_.bytes_written += data.size();
-    stats_.symbols_needed += it->second.decoder->layout().n();
+    stats_.bytes_written += bytes;
+    stats_.symbols_needed += decoder.layout().n();
     if (!first_segment_at_) first_segment_at_ = now;
     if (waiting_) count_stall(now);
-    played_until_ = std::max(played_until_, now) + play_time(data.size());
+    played_until_ = std::max(played_until_, now) + play_time(bytes);
     if (options_.keep_segments) stats_.kept_bytes += footprint(it->second);
     else slots_.erase(it);
     ++next_write_;

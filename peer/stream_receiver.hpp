@@ -75,6 +75,8 @@ class StreamReceiver {
     std::uint64_t keep_bytes = std::uint64_t{64} << 20;
     std::optional<proto::PublicKey> origin_key = std::nullopt;  // pinned (--origin-key): the only origin trusted
   };
+  // Each segment's bytes, in order; empty for a segment of a counting decoder (counting_decoder.hpp),
+  // which has none: its size is descriptor(next_needed()).size.
   using Writer = std::function<void(std::span<const std::uint8_t>)>;
 
   // decoders: how segments are decoded (the CPU decoder unless given).

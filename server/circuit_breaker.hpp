@@ -1,13 +1,15 @@
 #pragma once
 // A paced session's circuit breaker, in the spirit of RFC 8083: the media cannot be sent slower than
-// its bitrate, so when the path does not carry it the session first backs off (no headroom, no more
-// redundancy for the loss that the queue causes) and, if the path still carries too little for
-// several intervals in a row, it ends (BYE "path too slow"). An interval counts against the path only
-// when the session sent enough to carry the media through the path's random loss and the peer received
-// less than the media needs: loss beyond the random loss, which more redundancy would only add to. A
-// session with nothing to send is not judged.
+// its bitrate, so when the path does not carry it the session first backs off (no headroom, and no more
+// redundancy for loss that making up for did not cure) and, if the path still carries too little for
+// several intervals in a row, it ends (BYE "path too slow"). An interval counts against the path when
+// the session sent at least the media rate and the peer received less than the media needs, once what
+// it received is scaled up to the session's pacing schedule where the session sent less than that
+// schedule (its server's thread was busy: not the path's doing). A session with nothing to send is not
+// judged.
 #include <chrono>
 #include <cstdint>
+#include <optional>
 
 namespace ncast::server {
 
@@ -29,13 +31,18 @@ class CircuitBreaker {
 
   CircuitBreaker(const CircuitBreakerConfig& config, TimePoint now) : config_(config), started_(now) {}
 
-  // Totals so far: octets sent, octets the peer received; the path's random loss as estimated (loss
-  // that does not grow with the rate). True when an interval ended now and the path carried the stream
-  // through it.
-  bool update(TimePoint now, double sent, double delivered, double random_loss);
+  // Octets so far: sent, received by the peer, and what the session's pacing rate allowed while it had
+  // something to send (the rate integrated over that time, whether the server's thread kept up or not).
+  struct Totals {
+    double sent = 0, delivered = 0, scheduled = 0;
+  };
+  // When an interval in which the session was judged ended now: whether the path carried the stream.
+  std::optional<bool> update(TimePoint now, const Totals& totals);
   void set_media_rate(double rate) { config_.media_rate = rate; }
   // The last interval was bad: the session backs off.
   bool congested() const { return bad_ > 0; }
+  // Bad intervals in a row.
+  int bad_in_row() const { return bad_; }
   bool tripped() const { return tripped_; }
   // Octets per second the peer received over the bad intervals, and what the media needs.
   double measured() const { return bad_ > 0 ? bad_delivered_ / bad_seconds_ : 0; }
@@ -45,7 +52,7 @@ class CircuitBreaker {
  private:
   CircuitBreakerConfig config_;
   TimePoint started_;
-  double sent_at_start_ = 0, delivered_at_start_ = 0;
+  Totals at_start_;
   int bad_ = 0;
   bool tripped_ = false;
   double bad_delivered_ = 0, bad_seconds_ = 0;

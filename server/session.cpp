@@ -66,6 +66,7 @@ Session::Session(std::uint64_t id, const net::Address& peer, const proto::Nonce&
       cc_(controller_config(config), now),
       breaker_(breaker_config(config, id), now),
       pacing_(rate(), bucket_size(), std::max(2.0 * config_.max_datagram, static_cast<double>(burst_bytes())), now),
+      scheduled_at_(now),
       last_heard_(now) {}
 
 // ---- input ----
@@ -202,6 +203,7 @@ void Session::detect_spurious_losses(const proto::AckBody& ack, TimePoint now) {
 
 void Session::on_ack(const proto::AckBody& ack, TimePoint now) {
   ++counters_.acks;
+  const bool was_silent = cc_.silent();
   cc_.on_ack(ack.largest, ack.received, microseconds(ack.ack_delay_us), now);
   counters_.congestion_events = cc_.congestion_events();
   largest_acked_ = std::max(largest_acked_, ack.largest);
@@ -248,9 +250,22 @@ void Session::on_ack(const proto::AckBody& ack, TimePoint now) {
     if (ack.largest >= f.round_last && f.in_flight.empty()) end_round(f, now);
   }
   update_loss_estimate(ack);
+  if (was_silent) resume(now);
   // Flights the peer no longer needs leave the window.
   while (!flights_.empty() && (flights_.front().segment < peer_next_needed_ || flights_.front().decoded))
     flights_.pop_front();
+}
+
+void Session::resume(TimePoint now) {
+  // The first ACK after a silence (a blackhole that ended): rounds that waited out their backed-off
+  // timeouts, up to 2 s each, probe now, so that the session is back at its rate within a round trip
+  // and not after the next timeout (the path may be up for as little as that).
+  for (Flight& f : flights_) {
+    if (!f.waiting || f.decoded) continue;
+    f.backoff = 0;
+    f.rto_at = std::min(f.rto_at, now);
+  }
+  desc_backoff_ = 0;
 }
 
 void Session::end_round(Flight& f, TimePoint now) {
@@ -501,6 +516,7 @@ bool Session::behind_window() const { return confirmed_ && peer_next_needed_ < s
 
 std::size_t Session::next_packet(std::span<std::uint8_t> out, TimePoint now) {
   const std::size_t len = produce(out, now);
+  backlogged_ = len > 0;
   if (len > 0) cc_.on_sent(next_number_ - 1, len, now);
   return len;
 }

@@ -113,7 +113,7 @@ class Session {
 
   // Pacing: a token bucket of octets at rate(), holding at least a burst of datagrams.
   double rate() const;
-  std::size_t burst_bytes() const { return static_cast<std::size_t>(config_.burst) * config_.max_datagram; }
+  std::size_t burst_bytes() const;
   // True when a paced session's next packet is near the end of a round, where the peer may complete the
   // segment at any packet: a burst sent there would be out before the decoded ACK could stop it, so
   // packets go one at a time (a download session is not slowed so).
@@ -180,10 +180,14 @@ class Session {
   // A packet declared lost that the ACK covers after all was reordered: the thresholds grow to its
   // distance and delay (as QUIC stacks adapt theirs), so that reordering does not end rounds early.
   void detect_spurious_losses(const proto::AckBody& ack, TimePoint now);
+  // An ACK came after a silence: waiting rounds probe at once.
+  void resume(TimePoint now);
   // Every packet of the round is accounted for: the next round, sized by the peer's rank.
   void end_round(Flight& f, TimePoint now);
   std::size_t produce(std::span<std::uint8_t> out, TimePoint now);
   double paced_rate() const;
+  // A paced session's circuit breaker ended an interval: whether the path carried the stream.
+  void back_off(bool carried);
   bool behind_window() const;
   void refresh_window();
   Flight* pick(TimePoint now);
@@ -260,8 +264,12 @@ class Session {
 
   RateController cc_;
   CircuitBreaker breaker_;
-  double uncongested_loss_ = 0;  // a paced session's loss estimate when its path last carried the stream
+  double loss_cap_ = 0.5;        // a paced session makes up for no more loss than this (back_off)
+  double uncongested_loss_ = 0;  // its loss estimate when its path last carried the stream
   TokenBucket pacing_;           // octets
+  double scheduled_ = 0;         // octets its pacing rate allowed so far (the breaker's schedule)
+  bool backlogged_ = true;       // it had more to send when it last looked
+  TimePoint scheduled_at_;
   TimePoint last_heard_;
   SessionCounters counters_;
 };

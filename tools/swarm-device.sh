@@ -27,7 +27,9 @@
 # bursts the server needs half the CPU per GB it did, and the swarm runs out first; 4 kept up with
 # 10,000 peers without loss but not with 30 % Bernoulli loss, which sends 1.43 times the datagrams),
 # NCAST_SERVE_START (10000), NCAST_SERVE_BUDGET (330 s), NCAST_MEDIA_SECONDS (20), NCAST_DECODER (gpu),
-# NCAST_SWARM_THREADS (the swarm's worker threads; default one per swarm CPU: the GPU decode batcher's
+# NCAST_VERIFY_FRACTION (1: the fraction of simulated peers that decode and verify, ncast-swarm
+# --verify-fraction; the others count ranks from the coefficients and ACK the same), NCAST_SERVE_MAX
+# (40000: the search's largest swarm), NCAST_SWARM_THREADS (the swarm's worker threads; default one per swarm CPU: the GPU decode batcher's
 # thread mostly waits on the GPU, and ten threads kept up with 9,375 peers where nine kept up with 8,750).
 set -uo pipefail
 
@@ -61,7 +63,7 @@ run() {
   work=$(mktemp -d)
   local peers=${NCAST_SWARM_PEERS:-10000} start=${NCAST_SERVE_START:-10000} budget=${NCAST_SERVE_BUDGET:-330}
   local media_s=${NCAST_MEDIA_SECONDS:-20} nservers=${NCAST_SERVERS:-1} sthreads=${NCAST_SERVER_THREADS:-5}
-  local decoder=${NCAST_DECODER:-gpu}
+  local decoder=${NCAST_DECODER:-gpu} verify=${NCAST_VERIFY_FRACTION:-1} max=${NCAST_SERVE_MAX:-40000}
   mkdir -p "$out"
   export LD_LIBRARY_PATH="$carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   for p in ncast-server ncast-swarm ncast-bench; do
@@ -87,7 +89,7 @@ run() {
   # 1. The largest swarm the servers keep up with: servers on CPUs 0..scores-1, the swarm on the rest.
   taskset -c "$scores-$last" "$carry/ncast-bench" serve --json --server-bin "$carry/ncast-server" --servers "$nservers" \
     --server-threads "$sthreads" --server-cpu 0 --threads "$threads" --bitrate 768k --media-seconds "$media_s" --start "$start" \
-    --max 40000 --budget "$budget" --plot "$work/serve.png" >"$work/serve.jsonl" 2>"$work/serve.err"
+    --max "$max" --verify-fraction "$verify" --budget "$budget" --plot "$work/serve.png" >"$work/serve.jsonl" 2>"$work/serve.err"
   echo "serve: exit $?"
 
   # 2. Loss: a swarm of $peers realtime peers under each model, spread over the servers.
@@ -107,7 +109,7 @@ run() {
       args+=(--metrics "$(grep -o '"metrics":"[0-9.:]*' "$log" | cut -d'"' -f4)")
     done
     taskset -c "$scores-$last" "$carry/ncast-swarm" "${args[@]}" --server-mode spread --stream media -n "$peers" \
-      --threads "$threads" --decoder "$decoder" --loss "$model" --ramp "$((peers / 1500 + 1))" --timeout 150 --progress off \
+      --threads "$threads" --decoder "$decoder" --verify-fraction "$verify" --loss "$model" --ramp "$((peers / 1500 + 1))" --timeout 150 --progress off \
       --report "$work/swarm-$tag.json" >"$work/swarm-$tag.txt" 2>"$work/swarm-$tag.err"
     echo "swarm $model: exit $?"
     kill -TERM "${pids[@]}" 2>/dev/null
@@ -124,7 +126,7 @@ run() {
     echo
     echo "$date, ${gpu:-no GPU}, $cores cores, commit $commit. $nservers server(s) of $sthreads threads on CPUs 0-$((scores - 1)),"
     echo "swarm on CPUs $scores-$last (decoder $decoder in the loss runs, auto in the search: gpu from 256 peers), loopback,"
-    echo "768 kbit/s realtime peers, n=128, L=1024 (1072-octet datagrams)."
+    echo "768 kbit/s realtime peers, n=128, L=1024; a fraction $verify of the peers decode and verify (the others count ranks)."
     echo
     echo '```'
     cat "$work/serve.jsonl"

@@ -41,6 +41,12 @@ std::string shard_list(const ShardSet& set, std::size_t n) {
   return "{" + s + "}";
 }
 
+[[noreturn]] void null_shard(std::size_t shard, std::size_t stripe, std::size_t stripes, bool read) {
+  throw std::invalid_argument("Reed-Solomon reconstruct: shard " + std::to_string(shard) +
+                              (stripes > 1 ? " of stripe " + std::to_string(stripe) : std::string()) + " is null but " +
+                              (read ? "read" : "rebuilt"));
+}
+
 // Calls fn(first, count) for maximal runs of stripes in which every used shard of a stripe starts len
 // bytes after the same shard of the stripe before, so that a run is coded as one region.
 template <class Fn>
@@ -60,13 +66,6 @@ void for_each_run(std::span<std::uint8_t* const> shards, std::size_t n, std::siz
 }
 
 }  // namespace
-
-struct Codec::Plan {
-  DecodeKey key;
-  std::array<std::size_t, kMaxShards> sources;  // k of them
-  std::array<std::size_t, kMaxShards> outputs;
-  std::size_t output_count = 0;
-};
 
 Codec::Codec(std::size_t k, std::size_t m, const Options& options)
     : Codec(k, m, options, std::shared_ptr<Engine>(make_engine(options.backend))) {}
@@ -173,20 +172,19 @@ Codec::Plan Codec::plan(std::span<const std::size_t> erased, Want want, std::spa
       }
       break;
   }
-  std::size_t s = 0;
-  for (std::size_t i = 0; i < n && s < k_; ++i)
+  for (std::size_t i = 0; i < n && p.source_count < k_; ++i)
     if (!lost.test(i)) {
       p.key.sources.set(i);
-      p.sources[s++] = i;
+      p.used[p.source_count++] = i;
     }
   for (std::size_t i = 0; i < n; ++i)
-    if (p.key.outputs.test(i)) p.outputs[p.output_count++] = i;
+    if (p.key.outputs.test(i)) p.used[k_ + p.output_count++] = i;
   return p;
 }
 
 DecodeRows Codec::rows_for(const Plan& plan) const {
   if (DecodeRows cached = cache_.find(plan.key)) return cached;
-  auto rows = decode_rows(parity_, {plan.sources.data(), k_}, {plan.outputs.data(), plan.output_count});
+  auto rows = decode_rows(parity_, plan.sources(), plan.outputs());
   if (!rows)
     throw Unrecoverable("Reed-Solomon reconstruct: the " + std::string(to_string(kind_)) +
                         " matrix cannot rebuild from shards " + shard_list(plan.key.sources, k_ + m_) +
@@ -194,27 +192,45 @@ DecodeRows Codec::rows_for(const Plan& plan) const {
   return cache_.insert(plan.key, std::make_shared<const std::vector<std::uint8_t>>(std::move(*rows)));
 }
 
-void Codec::run_plan(const Plan& plan, const DecodeRows& rows, std::span<std::uint8_t* const> shards, std::size_t len,
+void Codec::rebuild(std::span<std::uint8_t* const> shards, std::size_t len, std::size_t stripes,
+                    std::span<const std::size_t> erased, Want want, std::span<const std::size_t> wanted) const {
+  // A cache of capacity 0 keeps nothing, and neither does the thread's recent plan then.
+  RecentPlan& recent = RecentPlan::of_this_thread();
+  const DecodeRequest request{cache_.stamp(), want, erased, wanted};
+  if (cache_.capacity() > 0 && recent.matches(request)) {
+    cache_.count_hit();
+    run_plan(recent.plan(), recent.rows(), shards, len, stripes);
+  } else {
+    plan_and_run(request, shards, len, stripes);
+  }
+}
+
+void Codec::plan_and_run(const DecodeRequest& request, std::span<std::uint8_t* const> shards, std::size_t len,
+                         std::size_t stripes) const {
+  const Plan p = plan(request.erased, request.want, request.wanted);
+  if (p.output_count == 0 || stripes == 0) return;
+  DecodeRows rows = rows_for(p);
+  run_plan(p, rows->data(), shards, len, stripes);
+  if (cache_.capacity() > 0) RecentPlan::of_this_thread().remember(request, p, std::move(rows));
+}
+
+void Codec::run_plan(const Plan& plan, const std::uint8_t* rows, std::span<std::uint8_t* const> shards, std::size_t len,
                      std::size_t stripes) const {
   const std::size_t n = k_ + m_;
-  std::array<std::size_t, kMaxShards> used;
-  std::copy_n(plan.sources.begin(), k_, used.begin());
-  std::copy_n(plan.outputs.begin(), plan.output_count, used.begin() + k_);
-  const std::size_t used_count = k_ + plan.output_count;
+  const std::span<const std::size_t> used = plan.all();
   for (std::size_t s = 0; s < stripes; ++s)
-    for (std::size_t u = 0; u < used_count; ++u)
-      if (shards[s * n + used[u]] == nullptr)
-        throw std::invalid_argument("Reed-Solomon reconstruct: shard " + std::to_string(used[u]) +
-                                    (stripes > 1 ? " of stripe " + std::to_string(s) : std::string()) +
-                                    " is null but " + (u < k_ ? "read" : "rebuilt"));
+    for (std::size_t u = 0; u < used.size(); ++u)
+      if (shards[s * n + used[u]] == nullptr) null_shard(used[u], s, stripes, u < k_);
 
   std::array<const std::uint8_t*, kMaxShards> ins;
   std::array<std::uint8_t*, kMaxShards> outs;
-  for_each_run(shards.first(stripes * n), n, len, {used.data(), used_count}, [&](std::size_t first, std::size_t count) {
-    for (std::size_t j = 0; j < k_; ++j) ins[j] = shards[first * n + plan.sources[j]];
-    for (std::size_t o = 0; o < plan.output_count; ++o) outs[o] = shards[first * n + plan.outputs[o]];
-    engine_->multiply(rows->data(), plan.output_count, k_, ins.data(), outs.data(), len * count, false);
-  });
+  const auto multiply = [&](std::size_t first, std::size_t count) {
+    for (std::size_t j = 0; j < k_; ++j) ins[j] = shards[first * n + used[j]];
+    for (std::size_t o = 0; o < plan.output_count; ++o) outs[o] = shards[first * n + used[k_ + o]];
+    engine_->multiply(rows, plan.output_count, k_, ins.data(), outs.data(), len * count, false);
+  };
+  if (stripes == 1) multiply(0, 1);
+  else for_each_run(shards.first(stripes * n), n, len, used, multiply);
 }
 
 std::size_t Codec::stripes_in(std::span<std::uint8_t* const> shards, bool batch, const char* what) const {
@@ -228,22 +244,19 @@ std::size_t Codec::stripes_in(std::span<std::uint8_t* const> shards, bool batch,
 void Codec::reconstruct(std::span<std::uint8_t* const> shards, std::size_t len,
                         std::span<const std::size_t> erased) const {
   const std::size_t stripes = stripes_in(shards, false, "reconstruct");
-  const Plan p = plan(erased, Want::all, {});
-  if (p.output_count > 0) run_plan(p, rows_for(p), shards, len, stripes);
+  rebuild(shards, len, stripes, erased, Want::all, {});
 }
 
 void Codec::reconstruct(std::span<std::uint8_t* const> shards, std::size_t len, std::span<const std::size_t> erased,
                         std::span<const std::size_t> wanted) const {
   const std::size_t stripes = stripes_in(shards, false, "reconstruct");
-  const Plan p = plan(erased, Want::listed, wanted);
-  if (p.output_count > 0) run_plan(p, rows_for(p), shards, len, stripes);
+  rebuild(shards, len, stripes, erased, Want::listed, wanted);
 }
 
 void Codec::reconstruct_data(std::span<std::uint8_t* const> shards, std::size_t len,
                              std::span<const std::size_t> erased) const {
   const std::size_t stripes = stripes_in(shards, false, "reconstruct_data");
-  const Plan p = plan(erased, Want::data, {});
-  if (p.output_count > 0) run_plan(p, rows_for(p), shards, len, stripes);
+  rebuild(shards, len, stripes, erased, Want::data, {});
 }
 
 void Codec::encode_batch(std::span<std::uint8_t* const> shards, std::size_t len) const {
@@ -264,8 +277,7 @@ void Codec::encode_batch(std::span<std::uint8_t* const> shards, std::size_t len)
 void Codec::reconstruct_batch(std::span<std::uint8_t* const> shards, std::size_t len,
                               std::span<const std::size_t> erased) const {
   const std::size_t stripes = stripes_in(shards, true, "reconstruct_batch");
-  const Plan p = plan(erased, Want::all, {});
-  if (p.output_count > 0 && stripes > 0) run_plan(p, rows_for(p), shards, len, stripes);
+  rebuild(shards, len, stripes, erased, Want::all, {});
 }
 
 }  // namespace ncast::rs

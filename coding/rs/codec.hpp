@@ -17,6 +17,7 @@
 #include "coding/engine.hpp"
 #include "coding/host_memory.hpp"
 #include "coding/rs/decode_cache.hpp"
+#include "coding/rs/decode_plan.hpp"
 #include "coding/rs/generator.hpp"
 #include "coding/rs/matrix.hpp"
 #include "coding/rs/shard_set.hpp"
@@ -103,11 +104,17 @@ class Codec {
   ShardSet sources_for(std::span<const std::size_t> erased) const;
 
  private:
-  struct Plan;
-  enum class Want { all, data, listed };
+  using Plan = DecodePlan;
+  using Want = DecodeWant;
   Plan plan(std::span<const std::size_t> erased, Want want, std::span<const std::size_t> wanted) const;
   DecodeRows rows_for(const Plan& plan) const;
-  void run_plan(const Plan& plan, const DecodeRows& rows, std::span<std::uint8_t* const> shards, std::size_t len,
+  void rebuild(std::span<std::uint8_t* const> shards, std::size_t len, std::size_t stripes,
+               std::span<const std::size_t> erased, Want want, std::span<const std::size_t> wanted) const;
+  // The path of a request the thread's recent plan does not match, out of line so that the other keeps
+  // a small stack frame.
+  [[gnu::noinline]] void plan_and_run(const DecodeRequest& request, std::span<std::uint8_t* const> shards,
+                                      std::size_t len, std::size_t stripes) const;
+  void run_plan(const Plan& plan, const std::uint8_t* rows, std::span<std::uint8_t* const> shards, std::size_t len,
                 std::size_t stripes) const;
   void check_shards(std::span<const std::uint8_t* const> shards, std::size_t count, const char* what) const;
   std::size_t stripes_in(std::span<std::uint8_t* const> shards, bool batch, const char* what) const;

@@ -1,13 +1,23 @@
 #include "coding/rs/decode_cache.hpp"
 
 namespace ncast::rs {
+namespace {
+
+std::uint64_t next_stamp() {
+  static std::atomic<std::uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+}  // namespace
+
+DecodeCache::DecodeCache(std::size_t capacity) : capacity_(capacity), stamp_(next_stamp()) {}
 
 DecodeRows DecodeCache::find(const DecodeKey& key) {
   std::lock_guard lock(mutex_);
   // A lost disk or node repeats one pattern call after call: compare with the latest entry before
   // hashing the two 256-bit sets, which cost as much as a 4 KiB shard's multiply of a narrow code.
   if (!lru_.empty() && lru_.front().first == key) {
-    ++hits_;
+    count_hit();
     return lru_.front().second;
   }
   const auto it = index_.find(key);
@@ -15,7 +25,7 @@ DecodeRows DecodeCache::find(const DecodeKey& key) {
     ++misses_;
     return nullptr;
   }
-  ++hits_;
+  count_hit();
   lru_.splice(lru_.begin(), lru_, it->second);
   return it->second->second;
 }
@@ -40,6 +50,7 @@ void DecodeCache::clear() {
   std::lock_guard lock(mutex_);
   lru_.clear();
   index_.clear();
+  stamp_.store(next_stamp(), std::memory_order_relaxed);
 }
 
 std::size_t DecodeCache::size() const {
@@ -47,10 +58,7 @@ std::size_t DecodeCache::size() const {
   return lru_.size();
 }
 
-std::size_t DecodeCache::hits() const {
-  std::lock_guard lock(mutex_);
-  return hits_;
-}
+std::size_t DecodeCache::hits() const { return hits_.load(std::memory_order_relaxed); }
 
 std::size_t DecodeCache::misses() const {
   std::lock_guard lock(mutex_);

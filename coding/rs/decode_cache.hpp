@@ -2,6 +2,7 @@
 // The decode rows of recently seen erasure patterns, so that repeated reconstruction of the same
 // pattern (a failed disk, a lost node) costs one region product and no matrix inversion. Bounded:
 // the least recently used pattern goes when a new one would exceed the capacity.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -37,13 +38,17 @@ using DecodeRows = std::shared_ptr<const std::vector<std::uint8_t>>;
 class DecodeCache {
  public:
   // capacity 0 keeps nothing: every lookup misses.
-  explicit DecodeCache(std::size_t capacity) : capacity_(capacity) {}
+  explicit DecodeCache(std::size_t capacity);
 
   // The rows cached for key (now the most recently used), or null.
   DecodeRows find(const DecodeKey& key);
   // Caches rows for key unless another thread got there first; returns the cached rows.
   DecodeRows insert(const DecodeKey& key, DecodeRows rows);
   void clear();
+  // Names this cache and its contents: no other cache has it, and clear() gives a new one. Never 0.
+  std::uint64_t stamp() const { return stamp_.load(std::memory_order_relaxed); }
+  // A lookup answered outside the cache (RecentPlan) counts as a hit.
+  void count_hit() { hits_.fetch_add(1, std::memory_order_relaxed); }
 
   std::size_t capacity() const { return capacity_; }
   std::size_t size() const;
@@ -56,7 +61,9 @@ class DecodeCache {
   mutable std::mutex mutex_;
   std::list<Entry> lru_;  // most recently used first
   std::unordered_map<DecodeKey, std::list<Entry>::iterator, DecodeKeyHash> index_;
-  std::size_t hits_ = 0, misses_ = 0;
+  std::atomic<std::uint64_t> stamp_;
+  std::atomic<std::size_t> hits_ = 0;
+  std::size_t misses_ = 0;
 };
 
 }  // namespace ncast::rs

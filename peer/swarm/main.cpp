@@ -63,9 +63,12 @@ void table(const Json& r) {
   failures(r);
   std::printf("%-28s %s (%s)\n", "loss model (scope)", r["loss_model"].get<std::string>().c_str(),
               r["loss_scope"].get<std::string>().c_str());
-  std::printf("%-28s %s verified, %s late (%.3f %% of realtime), %s s stalled\n", "segments",
-              number(r["segments"]).c_str(), number(r["late_segments"]).c_str(), 100 * r["late_fraction"].get<double>(),
-              number(r["stall_s"], 2).c_str());
+  std::printf("%-28s %s verifying (%s complete, every segment verified), %s counting ranks only (%s complete)\n",
+              "peers by kind", number(r["verifying_peers"]).c_str(), number(r["verifying_complete"]).c_str(),
+              number(r["counting_peers"]).c_str(), number(r["counting_complete"]).c_str());
+  std::printf("%-28s %s (%s verified), %s late (%.3f %% of realtime), %s s stalled\n", "segments",
+              number(r["segments"]).c_str(), number(r["segments_verified"]).c_str(), number(r["late_segments"]).c_str(),
+              100 * r["late_fraction"].get<double>(), number(r["stall_s"], 2).c_str());
   std::printf("%-28s %-10s %-10s %-10s %-10s\n", "", "mean", "p50", "p95", "max");
   for (const char* key : {"time_to_first_segment_s", "completion_s"}) {
     const Json& d = r[key];

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "peer/counting_decoder.hpp"
 #include "protocol/packets.hpp"
 
 namespace ncast::swarm {
@@ -37,6 +38,15 @@ peer::LinkOptions link_options(const SimPeerOptions& o) {
   return lo;
 }
 
+// How the peer's segments are decoded: counted only, batched with other peers' (the batcher's call-back
+// runs on its own thread, so the settling is posted to the peer's), or on the CPU alone.
+std::shared_ptr<peer::DecoderFactory> decoders(const SimPeerOptions& o, asio::io_context& io,
+                                               const std::function<void()>& on_decoded) {
+  if (!o.verify) return peer::make_counting_decoder_factory();
+  if (o.batcher) return o.batcher->factory([&io, on_decoded] { asio::post(io, on_decoded); });
+  return peer::make_cpu_decoder_factory();
+}
+
 }  // namespace
 
 SimPeer::SimPeer(asio::io_context& io, std::uint32_t id, SimPeerOptions options, Drop drop, RxScratch& scratch,
@@ -50,15 +60,13 @@ SimPeer::SimPeer(asio::io_context& io, std::uint32_t id, SimPeerOptions options,
       socket_(io),
       receiver_(
           {options_.window, false, std::chrono::milliseconds(500)},
-          [this](std::span<const std::uint8_t> d) {
+          [this](std::span<const std::uint8_t>) {
             if (!playback_) playback_.emplace(static_cast<double>(receiver_.params().bitrate), options_.startup);
-            // Called back while segment next_needed() is written.
-            playback_->segment_written(d.size(), Clock::now(), receiver_.known_at(receiver_.next_needed()));
+            // Called back while segment next_needed() is written (a counting peer has no bytes to give).
+            const std::uint32_t segment = receiver_.next_needed();
+            playback_->segment_written(receiver_.descriptor(segment).size, Clock::now(), receiver_.known_at(segment));
           },
-          // The batcher's call-back runs on its own thread: the settling is posted to this peer's.
-          options_.batcher
-              ? options_.batcher->factory([this] { asio::post(io_, [this] { on_decoded(Clock::now()); }); })
-              : peer::make_cpu_decoder_factory()),
+          decoders(options_, io_, [this] { on_decoded(Clock::now()); })),
       links_(options_.servers, link_options(options_), receiver_),
       delay_timer_(io),
       jitter_state_(options_.seed ^ 0xA5A5A5A5u) {
@@ -188,7 +196,8 @@ void SimPeer::run_delayed() {
 
 void SimPeer::poll(TimePoint now) {
   if (status_ != Status::running) return;
-  on_decoded(now);
+  // Only a batched decoder leaves segments decoding; with the others a segment settles as it completes.
+  if (options_.batcher && options_.verify) on_decoded(now);
   if (status_ != Status::running) return;
   for (std::size_t i = 0; i < links_.size(); ++i) links_[i].poll(now, senders_[i]);
   after_input(now);
@@ -250,6 +259,7 @@ nlohmann::json SimPeer::report() const {
   nlohmann::json j;
   j["id"] = id_;
   j["mode"] = options_.realtime ? "realtime" : "download";
+  j["verifies"] = options_.verify;
   const char* status = "running";
   switch (status_) {
     case Status::running: status = "running"; break;
@@ -265,6 +275,8 @@ nlohmann::json SimPeer::report() const {
                                      : nlohmann::json(nullptr);
   j["completion_s"] = completed_at_ ? nlohmann::json(seconds(*completed_at_ - started_)) : nlohmann::json(nullptr);
   j["segments"] = s.segments_written;
+  // A verifying peer writes a segment only once its SHA-256 matched.
+  j["segments_verified"] = options_.verify ? s.segments_written : 0;
   j["bytes"] = s.bytes_written;
   j["symbols_received"] = s.symbols;
   j["symbols_arrived"] = coded_arrived_;

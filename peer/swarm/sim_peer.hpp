@@ -4,7 +4,9 @@
 // shared with many other peers and polled by their worker's tick rather than timers of its own. The
 // path to the servers is emulated: arriving datagrams go through a loss process, and both directions
 // can be delayed with jitter. The decoded stream is not kept: each segment is verified (SHA-256) and fed
-// to a model player (Playback) that counts what would have been late at the stream's bitrate.
+// to a model player (Playback) that counts what would have been late at the stream's bitrate. A
+// counting peer (SimPeerOptions::verify false) authenticates every datagram and acknowledges as a
+// decoding one, but tracks ranks only: its segments reach the player at full rank, unverified.
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/udp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -48,6 +50,10 @@ struct SimPeerOptions {
   std::uint64_t seed = 1;
   std::size_t socket_buffer = 512 << 10;
   std::shared_ptr<peer::DecodeBatcher> batcher;  // decodes the peer's segments with others'; null: the CPU, alone
+  // false: a counting peer, which tracks each segment's rank from the coefficients alone
+  // (peer/counting_decoder.hpp) and neither decodes nor verifies: the same traffic and ACKs for the
+  // servers at a fraction of the CPU.
+  bool verify = true;
 };
 
 // Datagrams are read in batches into a buffer that the peers of one thread share. A message may be a
@@ -83,6 +89,7 @@ class SimPeer final : private Readable {
   std::uint32_t id() const { return id_; }
   Status status() const { return status_; }
   bool realtime() const { return options_.realtime; }
+  bool verifies() const { return options_.verify; }
   std::uint64_t symbols_received() const { return receiver_.stats().symbols; }
   std::uint64_t bytes_written() const { return receiver_.stats().bytes_written; }
   std::uint64_t symbols_needed() const { return receiver_.stats().symbols_needed; }

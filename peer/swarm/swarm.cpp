@@ -34,6 +34,8 @@ void check(const SwarmOptions& o) {
   if (o.threads == 0) throw std::invalid_argument("a swarm needs at least one thread");
   if (!(o.realtime_fraction >= 0 && o.realtime_fraction <= 1))
     throw std::invalid_argument("the realtime fraction must be in [0, 1]");
+  if (!(o.verify_fraction > 0 && o.verify_fraction <= 1))
+    throw std::invalid_argument("the verify fraction must be in (0, 1]");
   if (!(o.ramp_s >= 0) || !(o.churn_rate >= 0) || !(o.churn_duration_s >= 0) || !(o.timeout_s > 0) ||
       !(o.startup_s >= 0))
     throw std::invalid_argument("times and rates must not be negative (and the timeout positive)");
@@ -53,6 +55,13 @@ void raise_descriptor_limit(std::size_t peers) {
                                 " file descriptors; the limit is " + std::to_string(r.rlim_cur) + " (ulimit -n)");
 }
 
+// Among the first peers (churn's newcomers aside).
+std::size_t verifying_peers(const SwarmOptions& o) {
+  std::size_t count = 0;
+  for (std::uint32_t id = 0; id < o.peers; ++id) count += verifies(id, o.verify_fraction);
+  return count;
+}
+
 // How the swarm decodes, chosen before any peer starts.
 struct Decoding {
   std::shared_ptr<peer::DecodeBatcher> batcher;  // null: every peer on the CPU, alone
@@ -66,7 +75,8 @@ Decoding choose_decoding(const SwarmOptions& o) {
     case peer::DecoderChoice::gpu: return {peer::make_gpu_decode_batcher(o.batch), {}};
     case peer::DecoderChoice::automatic: break;
   }
-  if (o.peers < kAutoGpuPeers) return {nullptr, "fewer than " + std::to_string(kAutoGpuPeers) + " peers"};
+  if (verifying_peers(o) < kAutoGpuPeers)
+    return {nullptr, "fewer than " + std::to_string(kAutoGpuPeers) + " verifying peers"};
   try {
     return {peer::make_gpu_decode_batcher(o.batch), {}};
   } catch (const std::exception& e) {
@@ -137,6 +147,7 @@ class PeerMaker {
     po.jitter = o_.jitter;
     po.seed = o_.seed * 1000003u + id;
     po.batcher = batcher_;
+    po.verify = verifies(id, o_.verify_fraction);
     return po;
   }
 
@@ -301,6 +312,12 @@ void scrape_after(const SwarmOptions& o, std::vector<ServerCost>& costs) {
 }
 
 }  // namespace
+
+bool verifies(std::uint32_t id, double fraction) {
+  constexpr double kGolden = 0.6180339887498949;  // (√5 − 1) / 2
+  const double x = static_cast<double>(id) * kGolden;
+  return x - std::floor(x) < fraction;
+}
 
 nlohmann::json run_swarm(const SwarmOptions& o) {
   check(o);

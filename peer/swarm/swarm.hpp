@@ -35,6 +35,9 @@ struct SwarmOptions {
   std::size_t peers = 10;
   unsigned threads = 1;
   double realtime_fraction = 1.0;  // the rest download as fast as allowed
+  // in (0, 1]: the peers that decode and verify every segment (verifies() picks them); the others
+  // count ranks only (SimPeerOptions::verify).
+  double verify_fraction = 1.0;
   LossSpec loss;
   bool loss_shared = false;                    // one loss process for the whole swarm rather than one per peer
   std::chrono::microseconds loss_slot{10000};  // a silence of k slots moves a bursty chain k steps (0: never)
@@ -50,7 +53,7 @@ struct SwarmOptions {
   std::uint64_t seed = 1;
   // cpu: each peer decodes alone on the CPU; gpu: the peers' full generations are decoded together,
   // batched on the GPU (std::runtime_error before any peer starts when there is none); automatic:
-  // gpu when a device is usable and the swarm has at least kAutoGpuPeers peers, else cpu.
+  // gpu when a device is usable and the swarm has at least kAutoGpuPeers verifying peers, else cpu.
   peer::DecoderChoice decoder = peer::DecoderChoice::automatic;
   peer::BatchOptions batch;
   // Given, the peers decode through this batcher whatever `decoder` says (another backend: the host's
@@ -69,6 +72,11 @@ struct SwarmOptions {
 // completed with every segment verified. Throws std::invalid_argument
 // for unusable options.
 nlohmann::json run_swarm(const SwarmOptions& options);
+
+// Whether peer `id` decodes and verifies, for a verify fraction f in (0, 1]: when frac(id·φ) < f, φ
+// the golden ratio's conjugate. Deterministic, spread evenly over any run of ids (a Weyl sequence),
+// whatever the realtime fraction's pattern, and peer 0 always verifies.
+bool verifies(std::uint32_t id, double fraction);
 
 // Below this many peers the CPU decodes a swarm with a small part of a core (a 768 kbit/s peer
 // costs about 0.1 % of one), and batches would be too thin to be worth the GPU's thread and copies.

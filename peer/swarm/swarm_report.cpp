@@ -33,6 +33,10 @@ nlohmann::json distribution(std::vector<double> v) {
 // Sums over the peers' reports.
 struct PeerTotals {
   std::size_t peers = 0, complete = 0, failed = 0, left = 0, realtime = 0;
+  // Verifying peers (decode, SHA-256) and counting ones (ranks only); those of each that completed,
+  // a verifying one with every segment verified.
+  std::size_t verifying = 0, counting = 0, verifying_complete = 0, counting_complete = 0;
+  std::uint64_t segments_verified = 0;
   std::uint64_t segments = 0, late = 0, stalls = 0, symbols = 0, arrived = 0, lost = 0, datagrams_lost = 0, needed = 0,
                 non_innovative = 0, hash_failures = 0, bad = 0, rejoins = 0, bytes = 0;
   double stall_s = 0;
@@ -58,6 +62,7 @@ struct PeerTotals {
     }
     if (!p["time_to_first_segment_s"].is_null()) first.push_back(p["time_to_first_segment_s"]);
     if (status == "complete") add_completed(p);
+    add_kind(p, status == "complete");
   }
 
  private:
@@ -76,6 +81,18 @@ struct PeerTotals {
     bad += p["bad_packets"].get<std::uint64_t>();
     rejoins += p["rejoins"].get<std::uint64_t>();
     bytes += p["bytes"].get<std::uint64_t>();
+  }
+
+  void add_kind(const nlohmann::json& p, bool completed) {
+    const auto verified = p["segments_verified"].get<std::uint64_t>();
+    segments_verified += verified;
+    if (!p["verifies"].get<bool>()) {
+      ++counting;
+      counting_complete += completed;
+      return;
+    }
+    ++verifying;
+    verifying_complete += completed && verified == p["segments"].get<std::uint64_t>();
   }
 
   void add_completed(const nlohmann::json& p) {
@@ -100,6 +117,7 @@ void describe_conditions(nlohmann::json& j, const SwarmOptions& o) {
   j["delay_ms"] = std::chrono::duration<double, std::milli>(o.delay).count();
   j["jitter_ms"] = std::chrono::duration<double, std::milli>(o.jitter).count();
   j["threads"] = o.threads;
+  j["verify_fraction"] = o.verify_fraction;
   j["server_mode"] = o.spread ? "spread" : "all";
 }
 
@@ -111,7 +129,12 @@ void report_totals(nlohmann::json& j, const PeerTotals& t, double wall_s) {
   j["left"] = t.left;
   j["failures"] = t.failures;
   j["ok"] = t.failed == 0 && t.complete + t.left == t.peers && t.complete > 0 && t.hash_failures == 0;
+  j["verifying_peers"] = t.verifying;
+  j["counting_peers"] = t.counting;
+  j["verifying_complete"] = t.verifying_complete;
+  j["counting_complete"] = t.counting_complete;
   j["segments"] = t.segments;
+  j["segments_verified"] = t.segments_verified;
   j["late_segments"] = t.late;
   j["late_fraction"] =
       t.realtime_segments ? static_cast<double>(t.realtime_late) / static_cast<double>(t.realtime_segments) : 0.0;

@@ -4,6 +4,7 @@
 // /metrics, and the sums of the per-peer reports.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 
 #include "peer/decode_batcher.hpp"
@@ -188,9 +189,47 @@ TEST_F(SwarmTest, ChurnReplacesLeavingPeers) {
   EXPECT_GE(m.at("ncast_sessions_created_total"), r["peers"].get<double>());
 }
 
+// A quarter of the peers decode and verify, the others count ranks: every peer completes, the
+// verifying ones with every segment verified; the counting ones acknowledge truthfully, so the server
+// stops sending them as soon as it stops the others (their symbols per source symbol alike).
+TEST_F(SwarmTest, VerifyFractionSplitsVerifyingAndCountingPeers) {
+  const auto s = run("verify", {"-n", "12", "--realtime", "0.5", "--verify-fraction", "0.25", "--loss", "bernoulli:0.2",
+                                "--seed", "4"});
+  ASSERT_EQ(s.code, 0) << s.report.dump();
+  const Json& r = s.report;
+  EXPECT_TRUE(r["ok"].get<bool>());
+  EXPECT_EQ(r["complete"].get<int>(), 12);
+  EXPECT_EQ(r["verify_fraction"].get<double>(), 0.25);
+  std::size_t verifying = 0;
+  std::array<double, 2> received{}, needed{};  // by kind: counting, verifying
+  for (const auto& p : r["per_peer"]) {
+    const bool v = p["verifies"].get<bool>();
+    EXPECT_EQ(v, swarm::verifies(p["id"].get<std::uint32_t>(), 0.25)) << p.dump();
+    verifying += v;
+    EXPECT_EQ(p["segments_verified"].get<std::size_t>(), v ? segments() : 0u) << p.dump();
+    received[v] += p["symbols_received"].get<double>();
+    needed[v] += p["symbols_needed"].get<double>();
+  }
+  EXPECT_GE(verifying, 2u);
+  EXPECT_LE(verifying, 4u);
+  EXPECT_EQ(r["verifying_peers"].get<std::size_t>(), verifying);
+  EXPECT_EQ(r["counting_peers"].get<std::size_t>(), 12 - verifying);
+  EXPECT_EQ(r["verifying_complete"].get<std::size_t>(), verifying);
+  EXPECT_EQ(r["counting_complete"].get<std::size_t>(), 12 - verifying);
+  EXPECT_EQ(r["segments_verified"].get<std::size_t>(), verifying * segments());
+  EXPECT_EQ(r["hash_failures"].get<int>(), 0);
+  EXPECT_NEAR(received[0] / needed[0], received[1] / needed[1], 0.1);
+  check_consistent(r);
+  check_against_server(r);
+}
+
 TEST_F(SwarmTest, BadUsageIsRefused) {
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"--loss", "bernoulli:2"}, {"--loss-scope", "all"}, {"-n", "0"}, {"--churn-mode", "maybe"}}) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--loss", "bernoulli:2"},
+                                                                {"--loss-scope", "all"},
+                                                                {"-n", "0"},
+                                                                {"--churn-mode", "maybe"},
+                                                                {"--verify-fraction", "0"},
+                                                                {"--verify-fraction", "1.5"}}) {
     std::vector<std::string> argv{NCAST_SWARM_BIN, "-s", "127.0.0.1:" + std::to_string(server_.port), "--stream",
                                   "media"};
     argv.insert(argv.end(), args.begin(), args.end());

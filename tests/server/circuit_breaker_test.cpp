@@ -8,12 +8,12 @@ namespace {
 using namespace std::chrono_literals;
 using TimePoint = CircuitBreaker::TimePoint;
 
-// A session at a media rate of 100 kB/s; each second it sends `sent` and the peer receives `got` (octets)
-// over a path whose random loss is estimated at `random_loss` (none unless set).
+// A session at a media rate of 100 kB/s; each second it sends `sent` and the peer receives `got` (octets),
+// while its pacing rate allowed `scheduled` (as much as it sent unless said).
 struct Feed {
   CircuitBreaker breaker;
   TimePoint now;
-  double sent = 0, got = 0, random_loss = 0;
+  CircuitBreaker::Totals totals;
   Feed(std::uint64_t seed, TimePoint t0) : breaker(config(seed), t0), now(t0) {}
   static CircuitBreakerConfig config(std::uint64_t seed) {
     CircuitBreakerConfig c;
@@ -21,45 +21,46 @@ struct Feed {
     c.seed = seed;
     return c;
   }
-  bool second(double sent_per_s, double got_per_s) {
+  bool second(double sent_per_s, double got_per_s, double scheduled_per_s = 0) {
     now += 1s;
-    sent += sent_per_s;
-    got += got_per_s;
-    return breaker.update(now, sent, got, random_loss);
+    totals.sent += sent_per_s;
+    totals.delivered += got_per_s;
+    totals.scheduled += scheduled_per_s > 0 ? scheduled_per_s : sent_per_s;
+    return breaker.update(now, totals).value_or(false);
   }
 };
 
 TEST(CircuitBreaker, APathThatCarriesTheStreamNeverTrips) {
   Feed f(1, TimePoint{});
-  for (int i = 0; i < 60; ++i) EXPECT_TRUE(f.second(108e3, 0.8 * 108e3 + 20e3));  // 20 % loss, made up for
+  for (int i = 0; i < 60; ++i) EXPECT_TRUE(f.second(135e3, 0.8 * 135e3));  // 20 % loss, made up for
   EXPECT_FALSE(f.breaker.congested());
   EXPECT_FALSE(f.breaker.tripped());
 }
 
 TEST(CircuitBreaker, ASessionWithNothingToSendIsNotJudged) {
   Feed f(2, TimePoint{});
-  for (int i = 0; i < 60; ++i) f.second(10e3, 5e3);  // a peer caught up with a live source
+  for (int i = 0; i < 60; ++i) f.second(10e3, 5e3, 108e3);  // a peer caught up with a live source
   EXPECT_FALSE(f.breaker.tripped());
 }
 
-// At 30 % random loss a session must send 1/0.7 of the media rate: one that sent the media rate (a busy
-// server held it back) lost only what the path always loses, and is not the path's to end.
-TEST(CircuitBreaker, ASessionThatSentTooLittleForTheRandomLossIsNotJudged) {
+// A busy server: paced at 150 kB/s to make up for 30 % random loss, the session sent only 120 kB/s, of
+// which the path carried 84 (70 %). Had it sent on schedule, the peer would have received 105: the path
+// carries the stream, the server fell behind. Judged on what arrived alone (84 of 100), 61-189 of 10,000
+// realtime peers on a GPU host that could not keep up were ended as "path too slow".
+TEST(CircuitBreaker, ASessionBehindItsScheduleIsJudgedOnWhatItSent) {
   Feed f(5, TimePoint{});
-  f.random_loss = 0.3;
-  for (int i = 0; i < 60; ++i) f.second(100e3, 70e3);
+  for (int i = 0; i < 60; ++i) EXPECT_TRUE(f.second(120e3, 84e3, 150e3));
   EXPECT_FALSE(f.breaker.tripped());
-  EXPECT_FALSE(f.breaker.congested());
-  // Sent enough for the random loss, yet received as little: the path lost more than it does at random.
-  while (!f.breaker.tripped() && f.breaker.bad_intervals() < 20) f.second(150e3, 70e3);
+  // On schedule, the same share arriving is too little: the path loses more than the rate makes up for.
+  while (!f.breaker.tripped() && f.breaker.bad_intervals() < 20) f.second(150e3, 84e3 * 150 / 120 * 0.8);
   EXPECT_TRUE(f.breaker.tripped());
 }
 
-// A path that loses more at random than a session makes up for (half) cannot carry the stream at all.
-TEST(CircuitBreaker, APathLosingMoreThanHalfAtRandomIsJudgedWhateverWasSent) {
+// A path that loses most of what it is sent cannot carry the stream however much is sent; a session that
+// sent less than the media rate (a peer caught up with a live source) is not judged on it.
+TEST(CircuitBreaker, APathLosingMostIsJudgedOnceTheSessionSentTheMediaRate) {
   Feed f(6, TimePoint{});
-  f.random_loss = 0.65;
-  for (int i = 0; i < 60; ++i) f.second(10e3, 3e3);  // caught up with a live source: not judged
+  for (int i = 0; i < 60; ++i) f.second(10e3, 3e3, 150e3);
   EXPECT_FALSE(f.breaker.congested());
   while (!f.breaker.tripped() && f.breaker.bad_intervals() < 20) f.second(150e3, 52e3);
   EXPECT_TRUE(f.breaker.tripped());

@@ -411,6 +411,37 @@ TEST(Session, DescriptorResendsBackOff) {
   EXPECT_GE(segments, 3u) << "lost descriptors are still resent";
 }
 
+// A blackhole once the peer has the descriptors: the session goes silent (probe rate) and its rounds'
+// tail-loss probes back off to 2 s apart. The first ACK after the outage has them probe at once, not at
+// the next timeout (up to 2 s later, when a path that is up for 2 s at a time may be down again).
+TEST(Session, TheFirstAckAfterASilenceHasWaitingRoundsProbeAtOnce) {
+  Fixture f(3);
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});
+  SimPeer peer(f.keys, 7, f.info, 4, f.shared->key());
+  TimePoint t{};
+  auto ack = [&] {
+    auto a = peer.ack();
+    ASSERT_FALSE(s.receive(a, *proto::parse_header(a), t).drop);
+  };
+  ack();
+  std::vector<std::uint8_t> buf(proto::kMinDatagram);
+  for (std::size_t len; (len = s.next_packet(buf, t)) != 0;)
+    if (proto::parse_header({buf.data(), len})->type == proto::PacketType::segments)
+      peer.deliver({buf.begin(), buf.begin() + static_cast<long>(len)});
+  ack();
+  for (; t < TimePoint{} + 4500ms; t += 1ms) {
+    s.refill(t);
+    while (s.next_packet(buf, t) != 0) {}
+  }
+  EXPECT_GE(s.counters().silences, 1u);
+  ack();
+  s.refill(t);
+  std::size_t coded = 0;
+  for (std::size_t len; (len = s.next_packet(buf, t)) != 0;)
+    coded += proto::parse_header({buf.data(), len})->type == proto::PacketType::coded;
+  EXPECT_GE(coded, 1u);
+}
+
 TEST(Session, ForgedReplayedAndUnexpectedPacketsAreDropped) {
   Fixture f(2);
   Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});

@@ -51,6 +51,7 @@ struct ServeOptions {
   double budget_s = 600;
   double precision = 0.1;
   double late_limit = 0.01;
+  double verify_fraction = 1.0;  // ncast-swarm --verify-fraction
   unsigned threads = 0;
   std::string loss = "none";
   std::string server_bin;
@@ -138,6 +139,7 @@ Trial run_trial(const ServeOptions& o, const fs::path& media, std::size_t peers,
   so.peers = peers;
   so.threads = threads;
   so.realtime_fraction = 1.0;
+  so.verify_fraction = o.verify_fraction;
   so.loss = swarm::parse_loss(o.loss);
   // The server admits 2000 sessions a second: join a little slower than that.
   so.ramp_s = std::max(1.0, static_cast<double>(peers) / 1500.0);
@@ -176,6 +178,8 @@ Record record(const ServeOptions& o, const Trial& t, const std::string& engine) 
   r["symbol"] = o.symbol_size;
   r["loss"] = o.loss;
   r["pass"] = t.pass;
+  r["verify_fraction"] = o.verify_fraction;
+  r["verifying_peers"] = s["verifying_peers"];
   r["complete"] = s["complete"];
   r["failed"] = s["failed"];
   r["late_fraction"] = s["late_fraction"];
@@ -254,6 +258,8 @@ void add_serve_options(po::options_description& desc, ServeOptions& o) {
       "a trial fails at this fraction of late segments or more")("threads", po::value(&o.threads)->default_value(0),
                                                                  "swarm worker threads (0: cores − 1, at least 1)")(
       "loss", po::value(&o.loss)->default_value(o.loss), "each peer's simulated loss (ncast-swarm --loss)")(
+      "verify-fraction", po::value(&o.verify_fraction)->default_value(o.verify_fraction),
+      "peers that decode and verify; the others count ranks (ncast-swarm --verify-fraction)")(
       "backend", po::value(&o.backend)->default_value(o.backend), "the server's coding engine: auto, cpu or cuda")(
       "server-bin", po::value(&o.server_bin), "ncast-server to run (default: the one of this build tree)")(
       "servers", po::value(&o.servers)->default_value(1),
@@ -281,6 +287,7 @@ void check_serve_options(ServeOptions& o, double bitrate) {
   if (!(o.precision > 0) || !(o.late_limit > 0 && o.late_limit < 1))
     throw cli::UsageError("--precision and --late-limit must be in (0, 1)");
   if (o.n < 1 || o.n > 256) throw cli::UsageError("--symbols must be 1..256");
+  if (!(o.verify_fraction > 0 && o.verify_fraction <= 1)) throw cli::UsageError("--verify-fraction must be in (0, 1]");
   if (o.pacing_burst < 1 || o.pacing_burst > 32) throw cli::UsageError("--pacing-burst must be 1..32");
   if (o.anchor_run == 0) o.anchor_run = o.pacing_burst;
   if (o.anchor_run > 64) throw cli::UsageError("--anchor-run must be 0..64");

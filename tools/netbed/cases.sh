@@ -38,8 +38,9 @@ case_randomloss() {
   bed_down
 }
 
-# download_case CASE LOSS_PCT [PEER_OPTIONS...]: one download peer through the bed as it is set up
-# (impairments started by the caller), its copy checked; the case's verdict line.
+# download_case CASE [PEER_OPTIONS...]: one download peer through the bed as it is set up (impairments
+# started by the caller), its copy checked (and with NO_REJOIN=1 set by the caller, that its session
+# survived: no new session joined); the case's verdict line.
 download_case() {
   local name=$1
   shift
@@ -47,8 +48,8 @@ download_case() {
   wait "$PEER_PID"
   local result status=FAIL
   result=$(peer_result "$name")
-  [ "$result" = ok ] && status=PASS
-  verdict "$name" "$status" "copy $result; $(jq -r '"\(.completion_s * 10 | round / 10) s, overhead \(.overhead * 1000 | round / 1000), rejoins \(.rejoins), stalls \(.stalls), bad packets \(.bad_packets)"' "$WORK/$name.json" 2>/dev/null); goodput $(goodput_mbps "$name" 2>/dev/null) Mbit/s"
+  [ "$result" = ok ] && { [ "${NO_REJOIN:-0}" = 0 ] || [ "$(jq -r .rejoins "$WORK/$name.json")" = 0 ]; } && status=PASS
+  verdict "$name" "$status" "copy $result; $(jq -r '"\(.completion_s * 10 | round / 10) s, overhead \(.overhead * 1000 | round / 1000), rejoins \(.rejoins), resumes \(.resumes // 0), stalls \(.stalls), bad packets \(.bad_packets)"' "$WORK/$name.json" 2>/dev/null); goodput $(goodput_mbps "$name" 2>/dev/null) Mbit/s"
 }
 
 # Random loss each way during the whole transfer.
@@ -66,8 +67,10 @@ case_transferloss30() {
 }
 
 # The router forwards nothing for 5 s, then everything for 2 s, repeated, from 1 s into the transfer;
-# the transfer (about 3 s without them) spans several outages.
+# the transfer (about 3 s without them) spans several outages. The session must survive them: the
+# server probes through each outage and the peer resumes where it was, without joining again.
 case_blackhole() {
+  local NO_REJOIN=1
   with_bed "$RATE" "$QUEUE" 0
   ncast_server 7700 "$WORK/server.log"
   bed_blackhole 5 2 1
@@ -236,6 +239,8 @@ case_overload() {
   t0=$(date +%s.%N)
   iperf_tcp 15 "$WORK/overload-tcp.json"
   secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
+  share "ncast" "$(peer_counter ncast0)" "$secs"
+  local ncast=$SHARE_TEXT
   share "iperf3 TCP" "$(peer_counter tcp0)" "$secs"
   local tcp=$SHARE_TEXT tcp_pct=$SHARE_PCT peers_text status=FAIL
   wait "$swarm"
@@ -243,12 +248,15 @@ case_overload() {
     ($p | map(select(.status == "complete" and .late_segments == 0)) | length) as $good |
     ($p | map(select((.failure // "") | test("path too slow"))) | length) as $bye |
     "\($good) of \($p | length) peers played without a late segment, \($bye) got the path-too-slow BYE; late segments \(.late_segments) of \(.segments), peers failed \(.failed)" +
-    (if .failed > 0 then " (\(.failures | to_entries | map("\(.value): \(.key)") | join("; ")))" else "" end)' \
+    ([$p[] | .failure // empty | capture("measured (?<m>[0-9]+) of") | .m | tonumber] |
+      if length > 0 then " (the BYEs measured \(min)-\(max) kbit/s)" else "" end) +
+    ([$p[] | .failure // empty | select(test("path too slow") | not)] |
+      if length > 0 then "; other failures: \(.[0:3] | join("; "))" else "" end)' \
     "$WORK/overload.json" 2>/dev/null || echo "no swarm report ($(tail -1 "$WORK/overload.err"))")
   local all
   all=$(jq -r '[.per_peer[] | select((.status == "complete" and .late_segments == 0) or ((.failure // "") | test("path too slow")))] | length == (.per_peer | length)' "$WORK/overload.json" 2>/dev/null)
   within "$tcp_pct" 20 100 && [ "$all" = true ] && status=PASS
-  verdict overload "$status" "$OVERLOAD_PEERS realtime 768 kbit/s peers: $peers_text; beside them $tcp (pass: >= 20 %)"
+  verdict overload "$status" "$OVERLOAD_PEERS realtime 768 kbit/s peers: $peers_text; beside them $tcp (pass: >= 20 %), $ncast reached the peers"
   bed_down
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <random>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -73,6 +74,59 @@ TEST(CodecDecodeCache, RepeatedPatternsHitAndTheCacheStaysBounded) {
   EXPECT_EQ(codec.decode_cache().size(), 0u);
 }
 
+// The thread's recent plan (decode_plan.hpp) answers a repeated erasure list, but never a list worded
+// otherwise, another kind of request, another codec, or a cleared cache.
+TEST(CodecDecodeCache, TheRecentPlanServesOnlyTheSameRequestOfTheSameCodec) {
+  std::mt19937_64 rng(43);
+  Codec codec(8, 4), other(6, 4);
+  testing::TestStripe original(8, 4, 300, rng), other_original(6, 4, 300, rng);
+  auto op = original.pointers(), oop = other_original.pointers();
+  codec.encode(op, 300);
+  other.encode(oop, 300);
+  const std::vector<std::size_t> lost{1, 9};
+  const auto damaged = [&](const testing::TestStripe& s, std::span<const std::size_t> erased) {
+    testing::TestStripe w = s;
+    for (std::size_t e : erased) std::fill(w.shards[e].begin(), w.shards[e].end(), std::uint8_t{0});
+    return w;
+  };
+  for (int round = 0; round < 2; ++round) {
+    testing::TestStripe w = damaged(original, lost);
+    auto wp = w.pointers();
+    codec.reconstruct(wp, 300, lost);
+    EXPECT_EQ(w.shards, original.shards);
+    // The same list, data only: parity shard 9 is not rebuilt, so it may be null.
+    w = damaged(original, lost);
+    wp = w.pointers();
+    wp[9] = nullptr;
+    codec.reconstruct_data(wp, 300, lost);
+    EXPECT_EQ(w.shards[1], original.shards[1]);
+    // The same list, only shard 9 wanted.
+    w = damaged(original, lost);
+    wp = w.pointers();
+    wp[1] = nullptr;
+    const std::vector<std::size_t> wanted{9};
+    codec.reconstruct(wp, 300, lost, wanted);
+    EXPECT_EQ(w.shards[9], original.shards[9]);
+    // Another codec on this thread, the same list, twice (the second from the recent plan).
+    for (int again = 0; again < 2; ++again) {
+      testing::TestStripe ow = damaged(other_original, lost);
+      auto owp = ow.pointers();
+      other.reconstruct(owp, 300, lost);
+      EXPECT_EQ(ow.shards, other_original.shards);
+    }
+  }
+  EXPECT_EQ(other.decode_cache().misses(), 1u);
+  EXPECT_EQ(other.decode_cache().hits(), 3u);
+  EXPECT_EQ(codec.decode_cache().misses(), 3u);  // all, data only, shard 9: each inverted once
+  EXPECT_EQ(codec.decode_cache().hits(), 3u);
+  codec.clear_decode_cache();
+  testing::TestStripe w = damaged(original, lost);
+  auto wp = w.pointers();
+  codec.reconstruct(wp, 300, lost);
+  EXPECT_EQ(w.shards, original.shards);
+  EXPECT_EQ(codec.decode_cache().misses(), 4u);  // cleared: inverted again
+}
+
 TEST(CodecDecodeCache, ConcurrentReconstructionsWithConstantEvictionAgree) {
   Codec codec(10, 4, {.decode_cache_capacity = 2});
   std::mt19937_64 seed_rng(42);
@@ -81,6 +135,7 @@ TEST(CodecDecodeCache, ConcurrentReconstructionsWithConstantEvictionAgree) {
   codec.encode(op, 2048);
   std::vector<int> failures(4, 0);
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&, t] {
       std::mt19937_64 rng(100 + t);
