@@ -19,7 +19,7 @@ struct RawOptions {
   std::vector<std::string> servers;
   std::string server_key, origin_key, relay, max_rate = "0", start = "live", progress = "auto", decoder = "cpu";
   std::uint64_t relay_memory_mb = 64;
-  unsigned window = 8, max_datagram = 1200;
+  unsigned window = 8, max_datagram = 1232;
   double stall_timeout = 2.0, stall_threshold = 0.5;
   bool paced = false;
   std::uint32_t relay_id = 0;
@@ -44,7 +44,7 @@ void add_session_options(po::options_description& d, RawOptions& r) {
       "ask for the stream's bitrate (playback) rather than as fast as allowed (download)")(
       "max-rate", po::value(&r.max_rate)->default_value("0"),
       "cap on each session's rate, bit/s (e.g. 20M); 0: the server's")(
-      "max-datagram", po::value(&r.max_datagram)->default_value(1200), "largest datagram accepted (1200..65507)")(
+      "max-datagram", po::value(&r.max_datagram)->default_value(1232), "largest datagram accepted (1232..65507)")(
       "server-key", po::value(&r.server_key),
       "pin the server's Ed25519 identity (64 hex digits, printed by ncast-server)")(
       "origin-key", po::value(&r.origin_key),
@@ -117,8 +117,8 @@ void check_session(PeerOptions& o, const RawOptions& r) {
   check_start(o, r.start);
   if (r.window < 1 || r.window > 64) throw std::invalid_argument("--window must be 1..64");
   o.window = static_cast<std::uint16_t>(r.window);
-  if (r.max_datagram < 1200 || r.max_datagram > 65507)
-    throw std::invalid_argument("--max-datagram must be 1200..65507");
+  if (r.max_datagram < 1232 || r.max_datagram > 65507)
+    throw std::invalid_argument("--max-datagram must be 1232..65507");
   o.max_datagram = static_cast<std::uint16_t>(r.max_datagram);
   o.download = !r.paced;
   o.max_rate = cli::parse_rate(r.max_rate);

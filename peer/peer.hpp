@@ -28,7 +28,7 @@ struct PeerOptions {
   std::uint16_t window = 8;
   bool download = true;
   double max_rate = 0;  // bit/s, 0 = no cap of ours
-  std::uint16_t max_datagram = 1200;
+  std::uint16_t max_datagram = 1232;
   double loss = 0;  // simulated: fraction of arriving datagrams dropped
   std::uint64_t seed = 0;
   std::optional<net::Address> relay;  // serve recoded symbols here

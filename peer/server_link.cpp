@@ -108,9 +108,13 @@ bool ServerLink::on_datagram(std::span<std::uint8_t> d, TimePoint now, const Sen
           retry_at_ = now + std::chrono::milliseconds(std::max<std::uint32_t>(reject->retry_after_ms, 100));
           pending_.clear();
           return false;
-        case proto::RejectReason::unsupported_version:
-          fail("the server does not speak protocol version 1");
+        case proto::RejectReason::unsupported_version: {
+          std::string versions;
+          for (const auto v : reject->versions) versions += (versions.empty() ? "" : ", ") + std::to_string(v);
+          fail("the server does not speak protocol version " + std::to_string(proto::kVersion) + " (it speaks " +
+               (versions.empty() ? "none it names" : versions) + ")");
           return false;
+        }
         case proto::RejectReason::unknown_stream:
           fail("the server has no stream named '" + options_.stream + "'");
           return false;
@@ -155,6 +159,10 @@ void ServerLink::on_manifest(const proto::Header& header, std::span<std::uint8_t
   const auto& keys = accepted->keys;
   open_.emplace(keys.suite, keys.server_key, keys.server_iv, proto::Aead::Direction::open);
   seal_.emplace(keys.suite, keys.peer_key, keys.peer_iv, proto::Aead::Direction::seal);
+  coded_mac_.emplace(keys.coded_mac);
+  const auto stream_suite = proto::suite_from_wire(accepted->body.stream_suite);
+  stream_.emplace(*stream_suite, accepted->body.stream_key, std::array<std::uint8_t, proto::kIvSize>{},
+                  proto::Aead::Direction::open);
   replay_ = {};
   replay_.accept(0);
   session_ = accepted->header.session;
@@ -221,8 +229,10 @@ void ServerLink::note_identity_mismatch(const proto::Header& header, std::span<s
 bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& header, TimePoint now, const Send& send) {
   if (d.size() > max_datagram_) return drop(proto::DropReason::oversized), false;
   if (header.type == proto::PacketType::ack) return drop(proto::DropReason::unexpected), false;
+  if (header.type == proto::PacketType::coded && !proto::coded_authentic(d, *coded_mac_))
+    return drop(proto::DropReason::auth), false;
   if (!replay_.check(header.number)) return drop(proto::DropReason::replay), false;
-  auto body = proto::open_packet(d, header, *open_);
+  auto body = open_body(d, header);
   if (!body) return drop(proto::DropReason::auth), false;
   replay_.accept(header.number);
   if (state_ != State::established && !resume(now, send)) return false;
@@ -269,6 +279,14 @@ bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& he
   }
   if (ack_now_) send_ack(now, send);
   return completed;
+}
+
+std::optional<std::span<const std::uint8_t>> ServerLink::open_body(std::span<std::uint8_t> d,
+                                                                   const proto::Header& header) {
+  if (header.type != proto::PacketType::coded) return proto::open_packet(d, header, *open_);
+  // Authentic for this session (checked before the replay window): the stream key opens the shared part.
+  const auto shared = proto::coded_shared_part(d);
+  return shared ? proto::open_shared(*stream_, *shared) : std::nullopt;
 }
 
 bool ServerLink::resume(TimePoint now, const Send& send) {

@@ -13,6 +13,7 @@
 
 #include "net/address.hpp"
 #include "peer/stream_receiver.hpp"
+#include "protocol/coded_seal.hpp"
 #include "protocol/crypto.hpp"
 #include "protocol/drop_reason.hpp"
 #include "protocol/handshake.hpp"
@@ -88,6 +89,8 @@ class ServerLink {
   // when its share changed meanwhile, says goodbye and a new one joins (false).
   bool resume(TimePoint now, const Send& send);
   void on_manifest(const proto::Header& header, std::span<std::uint8_t> datagram, TimePoint now, const Send& send);
+  // A protected packet's body, decrypted in place: the session key's, or for CODED the stream key's.
+  std::optional<std::span<const std::uint8_t>> open_body(std::span<std::uint8_t> d, const proto::Header& header);
   bool on_protected(std::span<std::uint8_t> datagram, const proto::Header& header, TimePoint now, const Send& send);
   void note_identity_mismatch(const proto::Header& header, std::span<std::uint8_t> datagram, TimePoint now);
   // The session's origin: adopted when trusted, held while the origin's key is not (yet) trusted.
@@ -116,6 +119,9 @@ class ServerLink {
   // The session.
   std::uint64_t session_ = 0;
   std::optional<proto::Aead> open_, seal_;
+  // CODED packets: this session's authenticators, then the stream key's shared part (docs/protocol.md 2.8).
+  std::optional<proto::Cmac> coded_mac_;
+  std::optional<proto::Aead> stream_;
   proto::ReplayWindow replay_;
   std::uint64_t next_number_ = 0;
   std::uint16_t max_datagram_ = proto::kMinDatagram;

@@ -253,8 +253,16 @@ std::array<std::uint8_t, kIvSize> Aead::nonce(std::uint64_t number) const {
 }
 
 void Aead::seal(std::uint64_t number, std::uint8_t* packet, std::size_t aad_len, std::size_t body_len) {
+  seal_at(nonce(number), packet, aad_len, body_len);
+}
+
+bool Aead::open(std::uint64_t number, std::uint8_t* packet, std::size_t aad_len, std::size_t body_len) {
+  return open_at(nonce(number), packet, aad_len, body_len);
+}
+
+void Aead::seal_at(std::span<const std::uint8_t, kIvSize> n, std::uint8_t* packet, std::size_t aad_len,
+                   std::size_t body_len) {
   if (direction_ != Direction::seal) throw CryptoError("AEAD: seal on an opening context");
-  const auto n = nonce(number);
   int len = 0;
   std::uint8_t* body = packet + aad_len;
   check(EVP_CipherInit_ex(ctx_, nullptr, nullptr, nullptr, n.data(), 1), "AEAD nonce");
@@ -265,9 +273,9 @@ void Aead::seal(std::uint64_t number, std::uint8_t* packet, std::size_t aad_len,
   check(EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_GET_TAG, kTagSize, body + body_len), "AEAD tag");
 }
 
-bool Aead::open(std::uint64_t number, std::uint8_t* packet, std::size_t aad_len, std::size_t body_len) {
+bool Aead::open_at(std::span<const std::uint8_t, kIvSize> n, std::uint8_t* packet, std::size_t aad_len,
+                   std::size_t body_len) {
   if (direction_ != Direction::open) throw CryptoError("AEAD: open on a sealing context");
-  const auto n = nonce(number);
   int len = 0;
   std::uint8_t* body = packet + aad_len;
   check(EVP_CipherInit_ex(ctx_, nullptr, nullptr, nullptr, n.data(), 0), "AEAD nonce");

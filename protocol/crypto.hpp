@@ -125,6 +125,12 @@ class Aead {
   // packet = associated data || ciphertext (body_len) || tag. Decrypts in place; false (and the body
   // unspecified) if the tag does not verify.
   bool open(std::uint64_t number, std::uint8_t* packet, std::size_t aad_len, std::size_t body_len);
+  // The same with the nonce given whole (the iv unused): a stream key's, whose nonce is a CODED
+  // packet's coded header (docs/protocol.md section 2.8).
+  void seal_at(std::span<const std::uint8_t, kIvSize> nonce, std::uint8_t* packet, std::size_t aad_len,
+               std::size_t body_len);
+  bool open_at(std::span<const std::uint8_t, kIvSize> nonce, std::uint8_t* packet, std::size_t aad_len,
+               std::size_t body_len);
 
  private:
   std::array<std::uint8_t, kIvSize> nonce(std::uint64_t number) const;

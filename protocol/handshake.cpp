@@ -7,8 +7,8 @@
 
 namespace ncast::proto {
 namespace {
-constexpr char kKeysLabel[] = "ncast keys v1";
-constexpr char kSignLabel[] = "ncast manifest v1";
+constexpr char kKeysLabel[] = "ncast keys v2";
+constexpr char kSignLabel[] = "ncast manifest v2";
 }  // namespace
 
 SessionKeys derive_session_keys(Suite suite, std::span<const std::uint8_t> shared, const Nonce& nonce,
@@ -27,7 +27,7 @@ SessionKeys derive_session_keys(Suite suite, std::span<const std::uint8_t> share
   std::memcpy(info.data() + kLabelLen, th.data(), th.size());
 
   const std::size_t k = key_size(suite);
-  std::vector<std::uint8_t> okm(2 * (k + kIvSize));
+  std::vector<std::uint8_t> okm(2 * (k + kIvSize) + 16);
   hkdf_sha256(salt, shared, info, okm);
 
   SessionKeys keys;
@@ -40,6 +40,8 @@ SessionKeys derive_session_keys(Suite suite, std::span<const std::uint8_t> share
   keys.peer_key.assign(at, at + static_cast<long>(k));
   at += static_cast<long>(k);
   std::copy(at, at + kIvSize, keys.peer_iv.begin());
+  at += kIvSize;
+  std::copy(at, at + 16, keys.coded_mac.begin());
   return keys;
 }
 

@@ -17,14 +17,16 @@ struct SessionKeys {
   Suite suite = Suite::aes128_gcm;
   std::vector<std::uint8_t> server_key, peer_key;
   std::array<std::uint8_t, kIvSize> server_iv{}, peer_iv{};
+  // The AES-128-CMAC key of the server's CODED authenticators (protocol/coded_seal.hpp).
+  std::array<std::uint8_t, 16> coded_mac{};
 };
 
-// okm = HKDF-SHA-256(nonce || server_nonce, shared, "ncast keys v1" || SHA-256(join || manifest_aad)).
+// okm = HKDF-SHA-256(nonce || server_nonce, shared, "ncast keys v2" || SHA-256(join || manifest_aad)).
 SessionKeys derive_session_keys(Suite suite, std::span<const std::uint8_t> shared, const Nonce& nonce,
                                 const Nonce& server_nonce, std::span<const std::uint8_t> join_datagram,
                                 std::span<const std::uint8_t> manifest_aad);
 
-// "ncast manifest v1" || SHA-256(join) || the MANIFEST's first 117 octets: what the identity signs.
+// "ncast manifest v2" || SHA-256(join) || the MANIFEST's first 117 octets: what the identity signs.
 std::vector<std::uint8_t> manifest_signed_message(std::span<const std::uint8_t> join_datagram,
                                                   std::span<const std::uint8_t> manifest_signed_part);
 

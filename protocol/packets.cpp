@@ -302,6 +302,10 @@ void write_body(Writer& w, const ManifestBody& b) {
   w.u32(b.idle_timeout_ms);
   w.bytes(b.origin);
   w.bytes(b.certificate);
+  const auto suite = suite_from_wire(b.stream_suite);
+  if (!suite || b.stream_key.size() != key_size(*suite)) return w.fail();
+  w.u8(b.stream_suite);
+  w.bytes(b.stream_key);
 }
 
 Parsed<ManifestBody> decode_manifest_body(std::span<const std::uint8_t> body) {
@@ -325,8 +329,12 @@ Parsed<ManifestBody> decode_manifest_body(std::span<const std::uint8_t> body) {
   b.idle_timeout_ms = r.u32();
   r.copy_to(b.origin);
   r.copy_to(b.certificate);
+  b.stream_suite = r.u8();
+  const auto suite = suite_from_wire(b.stream_suite);
+  const auto stream_key = r.bytes(suite ? key_size(*suite) : 0);
   if (!r.ok()) return DropReason::truncated;
-  if (!r.done() || b.n == 0 || b.n > kMaxSymbols || b.symbol_size == 0 || b.symbol_size > kMaxSymbolSize ||
+  b.stream_key.assign(stream_key.begin(), stream_key.end());
+  if (!suite || !r.done() || b.n == 0 || b.n > kMaxSymbols || b.symbol_size == 0 || b.symbol_size > kMaxSymbolSize ||
       (b.stream_flags & ~(stream_flags::final | stream_flags::live)) != 0 || b.window == 0 || b.window > kMaxWindow ||
       b.share == 0 || b.share > kFullShare ||
       (b.session_flags & ~(join_flags::systematic | join_flags::download)) != 0 || b.max_datagram < kMinDatagram ||
@@ -415,7 +423,7 @@ Parsed<CodedView> decode_coded_body(std::span<const std::uint8_t> body, std::siz
     case WireKind::seeded: break;
     case WireKind::explicit_coded:
     case WireKind::recoded:
-      if (v.header.index != 0 || v.header.density != kDenseWire) return DropReason::malformed;
+      if (v.header.density != kDenseWire) return DropReason::malformed;
       v.coefficients = r.bytes(n_s);
       if (all_zero(v.coefficients)) return DropReason::malformed;
       break;

@@ -19,12 +19,14 @@
 namespace ncast::proto {
 
 inline constexpr std::uint16_t kMagic = 0x4E43;  // "NC"
-inline constexpr std::uint8_t kVersion = 1;
+inline constexpr std::uint8_t kVersion = 2;
 inline constexpr std::size_t kPrefixSize = 4;
 inline constexpr std::size_t kHeaderSize = 20;  // prefix, session, packet number
 inline constexpr std::size_t kMinHelloSize = 64;
 inline constexpr std::size_t kMaxClearSize = 1200;  // HELLO, JOIN
-inline constexpr std::size_t kMinDatagram = 1200;
+// 1280 (the IPv6 minimum MTU) − 40 (IPv6 header) − 8 (UDP header): a version 2 recoded symbol of the
+// defaults (n = 128, L = 1024) is 1208 octets, past the 1200 that carried version 1's.
+inline constexpr std::size_t kMinDatagram = 1232;
 inline constexpr std::size_t kMaxDatagram = 65507;
 inline constexpr std::size_t kMaxWindow = 64;
 inline constexpr std::size_t kMaxAckEntries = 64;
@@ -36,6 +38,7 @@ inline constexpr std::size_t kMaxVersions = 16;
 inline constexpr std::size_t kManifestSignedSize = 117;  // octets 0..116 of a MANIFEST
 inline constexpr std::size_t kManifestAadSize = 181;     // octets 0..180: the signed part and the signature
 inline constexpr std::size_t kCodedHeaderSize = 12;
+inline constexpr std::size_t kAuthenticatorSize = 8;  // a CODED packet's per-session authenticator
 inline constexpr std::size_t kDescriptorSize = 36;
 inline constexpr std::size_t kSegmentsHeaderSize = 10;
 inline constexpr std::size_t kSealSize = 64;  // the origin's signature closing a SEGMENTS body
@@ -216,6 +219,9 @@ struct ManifestBody {
   // The stream certificate (segment_seal.hpp): the origin's key, and its signature of the stream's identity.
   PublicKey origin{};
   Signature certificate{};
+  // The key CODED packets' shared parts are sealed with (protocol/coded_seal.hpp), and its suite.
+  std::uint8_t stream_suite = 1;
+  std::vector<std::uint8_t> stream_key;
 };
 void write_body(Writer& w, const ManifestBody& body);
 Parsed<ManifestBody> decode_manifest_body(std::span<const std::uint8_t> body);
@@ -246,7 +252,7 @@ struct CodedHeader {
   std::uint32_t segment = 0;
   WireKind kind = WireKind::seeded;
   std::uint16_t density = kDenseWire;  // threshold − 1 for seeded symbols
-  std::uint32_t index = 0;
+  std::uint32_t index = 0;             // with segment and kind, unique per stream key (the AEAD nonce)
 };
 void write_coded_header(Writer& w, const CodedHeader& header);
 // The segment a CODED body is for, so the caller can look up its n_s; nullopt if the body is too short.
@@ -259,9 +265,9 @@ struct CodedView {
 };
 // Parses a CODED body of a segment with n_s source symbols of symbol_size octets.
 Parsed<CodedView> decode_coded_body(std::span<const std::uint8_t> body, std::size_t n_s, std::size_t symbol_size);
-// Octets of a CODED packet: header, coded header, coefficients, payload, tag.
+// Octets of a CODED packet: header, coded header, coefficients, payload, stream tag, authenticator.
 constexpr std::size_t coded_packet_size(std::size_t coefficients, std::size_t symbol_size) {
-  return kHeaderSize + kCodedHeaderSize + coefficients + symbol_size + kTagSize;
+  return kHeaderSize + kCodedHeaderSize + coefficients + symbol_size + kTagSize + kAuthenticatorSize;
 }
 
 struct AckEntry {

@@ -166,6 +166,7 @@ std::optional<Admission::Terms> Admission::admissible(const ValidJoin& j, TimePo
   SymbolSource& source = *stream->second;
   Terms terms{&source, *suite, session_config(j.join, source)};
   terms.session.seals = &seals_of(source);
+  terms.session.shared = &shared_of(source, *suite);
   // The largest CODED packet of the stream must fit: explicit coefficients travel unless we encode.
   const std::size_t coefficients = source.can_send_systematic() ? 0 : source.info().n;
   if (proto::coded_packet_size(coefficients, source.info().symbol_size) > terms.session.max_datagram) {
@@ -213,6 +214,12 @@ TableSeals& Admission::seals_of(SymbolSource& source) {
   auto& own = origin_seals_[&source];
   if (!own) own = std::make_unique<OriginSeals>(identity_, source);
   return *own;
+}
+
+SharedSymbols& Admission::shared_of(SymbolSource& source, proto::Suite suite) {
+  auto& shared = shared_[{&source, suite}];
+  if (!shared) shared = std::make_unique<SharedSymbols>(source, suite, config_.sealed_cache_bytes);
+  return *shared;
 }
 
 std::uint64_t Admission::new_session_id(const OpenSessions& sessions) {
@@ -285,6 +292,9 @@ proto::ManifestBody manifest_body(const SymbolSource& source, const SessionConfi
   body.max_ack_delay_ms = session.max_ack_delay_ms;
   body.idle_timeout_ms = session.idle_timeout_ms;
   std::tie(body.origin, body.certificate) = session.seals->certificate();
+  const proto::StreamKey& stream_key = session.shared->key();
+  body.stream_suite = static_cast<std::uint8_t>(stream_key.suite);
+  body.stream_key = stream_key.key;
   return body;
 }
 

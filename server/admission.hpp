@@ -103,6 +103,8 @@ class Admission {
   // The origin's signatures a session of this stream sends: forwarded ones (a relay's stream), or this
   // server's own, made once per stream.
   TableSeals& seals_of(SymbolSource& source);
+  // The stream's symbols sealed under its key for this suite, made when a first session uses it.
+  SharedSymbols& shared_of(SymbolSource& source, proto::Suite suite);
 
   const ServerConfig& config_;
   const proto::Ed25519Identity& identity_;
@@ -116,6 +118,7 @@ class Admission {
   std::unordered_set<JoinKey, JoinKeyHash> retired_;
   std::deque<std::pair<TimePoint, JoinKey>> retired_until_;
   std::map<const SymbolSource*, std::unique_ptr<OriginSeals>> origin_seals_;
+  std::map<std::pair<const SymbolSource*, proto::Suite>, std::unique_ptr<SharedSymbols>> shared_;
 };
 
 // The MANIFEST body that tells a peer its session: the stream as it stands, its origin's certificate

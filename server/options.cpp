@@ -24,7 +24,7 @@ struct RawOptions {
   std::string listen, backend, bitrate, session_rate, max_rate, config_file, metrics, live_window;
   std::vector<std::string> live;
   std::uint32_t server_id = 0;
-  unsigned n = 128, max_datagram = 1200, window = 16, pacing_tick_us = 1, pacing_burst = 8;
+  unsigned n = 128, max_datagram = 1232, window = 16, pacing_tick_us = 1, pacing_burst = 8;
   double idle_timeout = 10, handshake_timeout = 3;
 };
 
@@ -68,8 +68,8 @@ po::options_description network_options(ServerOptions& o, RawOptions& r) {
   po::options_description d("Network");
   d.add_options()("listen", po::value(&r.listen)->default_value("127.0.0.1:7700"),
                   "UDP HOST:PORT to serve on, HOST a name or address (port 0 picks one)")(
-      "max-datagram", po::value(&r.max_datagram)->default_value(1200),
-      "largest datagram sent (1200..65507); larger symbols need more")(
+      "max-datagram", po::value(&r.max_datagram)->default_value(1232),
+      "largest datagram sent (1232..65507); larger symbols need more")(
       "server-id", po::value(&r.server_id),
       "this server's id in the coefficient seed space (default: random); distinct per server of a stream")(
       "identity", po::value(&o.identity),
@@ -163,7 +163,7 @@ void check_coding(ServerOptions& o, const RawOptions& r) {
   cli::in_range("symbols", r.n, 1u, 256u);
   o.n = static_cast<std::uint16_t>(r.n);
   cli::in_range("symbol-size", o.symbol_size, 1u, 65536u);
-  cli::in_range("max-datagram", r.max_datagram, 1200u, 65507u);
+  cli::in_range("max-datagram", r.max_datagram, 1232u, 65507u);
   if (proto::coded_packet_size(0, o.symbol_size) > r.max_datagram)
     throw std::invalid_argument("--symbol-size " + std::to_string(o.symbol_size) +
                                 " needs --max-datagram of at least " +
@@ -190,6 +190,7 @@ void check_network(ServerOptions& o, const RawOptions& r, const po::variables_ma
   if (vm.count("server-id")) o.server_id = r.server_id;
   o.config.listen = net::resolve(r.listen, "--listen");
   o.config.max_datagram = static_cast<std::uint16_t>(r.max_datagram);
+  o.config.sealed_cache_bytes = std::min(o.config.sealed_cache_bytes, o.coded_cache_mb << 20);
   o.config.idle_timeout_ms = static_cast<std::uint32_t>(r.idle_timeout * 1000);
   o.config.handshake_timeout_ms = static_cast<std::uint32_t>(r.handshake_timeout * 1000);
 }

@@ -26,6 +26,9 @@ struct ServerConfig {
   double session_rate = 100e6 / 8;  // octets/s: download sessions, and paced ones without a bitrate
   double max_rate = 1e9 / 8;        // octets/s, all sessions together
   std::uint16_t max_datagram = proto::kMinDatagram;
+  // Sealed CODED shared parts kept per stream, suite and thread (SharedSymbols): at most 16 MiB, and no
+  // more than --coded-cache-mb, whose symbols they mostly are.
+  std::size_t sealed_cache_bytes = std::size_t{16} << 20;
   std::uint16_t max_ack_delay_ms = 5;
   std::uint32_t idle_timeout_ms = 10000;
   // A session whose peer has not acknowledged anything this long after its MANIFEST is freed: a peer

@@ -58,6 +58,7 @@ Session::Session(std::uint64_t id, const net::Address& peer, const proto::Nonce&
       observer_(observer),
       seal_(keys.suite, keys.server_key, keys.server_iv, proto::Aead::Direction::seal),
       open_(keys.suite, keys.peer_key, keys.peer_iv, proto::Aead::Direction::open),
+      coded_mac_(keys.coded_mac),
       peer_next_needed_(config.start_segment),
       reorder_packets_(kPacketThreshold),
       unconfirmed_sent_(manifest_.size()),
@@ -380,12 +381,15 @@ std::size_t Session::seal(std::span<std::uint8_t> out, proto::PacketType type, c
   const proto::Header h{type, id_, next_number_};
   const std::size_t len =
       proto::seal_packet(out.first(std::min<std::size_t>(out.size(), config_.max_datagram)), h, seal_, write_body);
-  if (len == 0) return 0;
+  if (len > 0) count_sent(len);
+  return len;
+}
+
+void Session::count_sent(std::size_t len) {
   ++next_number_;
   if (!confirmed_) unconfirmed_sent_ += len;
   ++counters_.packets_sent;
   counters_.bytes_sent += len;
-  return len;
 }
 
 std::size_t Session::segments_packet(std::span<std::uint8_t> out, TimePoint now) {
@@ -471,12 +475,15 @@ bool Session::resend_manifest(TimePoint now) {
 
 std::size_t Session::coded_packet(std::span<std::uint8_t> out, Flight& f, TimePoint now) {
   const bool systematic = f.systematic && f.next_systematic < f.n_s;
-  bool wrote = false;
-  const std::size_t len = seal(out, proto::PacketType::coded, [&](proto::Writer& w) {
-    wrote = systematic ? source_.write_systematic(f.segment, f.next_systematic, w)
-                       : source_.write_coded(f.segment, f.next_coded, w);
-    if (!wrote) w.fail();
-  });
+  SharedSymbols& shared = *config_.shared;
+  // The symbol sealed once for every session; this session adds its header and authenticator.
+  const SharedPart* part =
+      systematic ? shared.systematic(f.segment, f.next_systematic) : shared.coded(f.segment, f.next_coded);
+  const std::size_t len =
+      part ? proto::write_coded_packet(out.first(std::min<std::size_t>(out.size(), config_.max_datagram)),
+                                       proto::coded_envelope(coded_mac_, id_, next_number_, part->digest), part->bytes)
+           : 0;
+  if (len > 0) count_sent(len);
   if (len == 0) {
     // The source cannot make this symbol (a relay holding nothing yet): wait for it to grow.
     f.waiting = true;

@@ -14,12 +14,14 @@
 #include <vector>
 
 #include "net/address.hpp"
+#include "protocol/cmac.hpp"
 #include "protocol/crypto.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/packets.hpp"
 #include "protocol/replay_window.hpp"
 #include "server/circuit_breaker.hpp"
 #include "server/rate_controller.hpp"
+#include "server/shared_symbols.hpp"
 #include "server/symbol_source.hpp"
 #include "server/table_seals.hpp"
 #include "server/token_bucket.hpp"
@@ -46,6 +48,8 @@ struct SessionConfig {
   double redundancy = 0.02;
   std::uint32_t start_segment = 0;
   TableSeals* seals = nullptr;  // the origin's signatures its SEGMENTS carry; set before a session starts
+  // The stream's symbols sealed once under the stream key the MANIFEST gives; set before a session starts.
+  SharedSymbols* shared = nullptr;
 };
 
 // What a session tells its server about, for the metrics.
@@ -192,6 +196,8 @@ class Session {
   std::chrono::microseconds rto(int backoff) const;
   double bucket_size() const;
   std::size_t seal(std::span<std::uint8_t> out, proto::PacketType type, const auto& write_body);
+  // Accounts a packet of len octets just sent under next_number_.
+  void count_sent(std::size_t len);
   std::size_t segments_packet(std::span<std::uint8_t> out, TimePoint now);
   // Octets the session may still send before the peer's first ACK; max() once it came.
   std::size_t unconfirmed_budget() const;
@@ -205,6 +211,7 @@ class Session {
   std::vector<std::uint8_t> manifest_;
   SessionObserver& observer_;
   proto::Aead seal_, open_;
+  proto::Cmac coded_mac_;  // CODED packets' authenticators
   proto::ReplayWindow replay_;
   std::uint64_t next_number_ = 1;  // the MANIFEST was 0
 

@@ -48,6 +48,9 @@ class SymbolSource {
   // session the same seeded symbol (an encoder), or a fresh recoded one every time (a relay). False
   // when none can be made.
   virtual bool write_coded(std::uint32_t segment, std::uint32_t j, proto::Writer& w) = 0;
+  // Whether write_coded gives the same symbol for the same (segment, j) (an encoder's), so that one
+  // sealed copy serves every session (SharedSymbols); false for fresh ones every time (a relay's).
+  virtual bool coded_symbols_repeat() const { return true; }
 
   // The origin's signatures of a stream this source forwards (a relay's); null when the server serving
   // it is its origin and signs itself.

@@ -17,7 +17,9 @@ RelaySource::RelaySource(const StreamReceiver& receiver, std::uint32_t relay_id)
 
 bool RelaySource::write_coded(std::uint32_t segment, std::uint32_t, proto::Writer& w) {
   const rlnc::Decoder* node = receiver_.decoder(segment);
-  if (!node || node->rank() == 0) return false;
+  // The index numbers the relay's symbols: with segment and kind it is the stream key's nonce, so it
+  // never repeats (docs/protocol.md section 6); past 2^32 symbols the relay stops.
+  if (!node || node->rank() == 0 || recoded_ > 0xFFFFFFFF) return false;
   auto it = recoders_.find(segment);
   if (it == recoders_.end() || it->second.node != node) {
     // A new recoder (rarely: once per segment) is the time to forget those of segments let go.
@@ -28,7 +30,8 @@ bool RelaySource::write_coded(std::uint32_t segment, std::uint32_t, proto::Write
   }
   rlnc::Recoder* recoder = it->second.recoder.get();
   const std::size_t n_s = node->layout().n();
-  proto::write_coded_header(w, {segment, proto::WireKind::recoded, proto::kDenseWire, 0});
+  proto::write_coded_header(
+      w, {segment, proto::WireKind::recoded, proto::kDenseWire, static_cast<std::uint32_t>(recoded_)});
   std::uint8_t* coefficients = w.reserve(n_s);
   std::uint8_t* payload = w.reserve(info_.symbol_size);
   if (!w.ok()) return false;

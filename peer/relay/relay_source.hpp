@@ -34,6 +34,7 @@ class RelaySource final : public server::SymbolSource {
   bool can_send_systematic() const override { return false; }
   bool write_systematic(std::uint32_t, std::uint32_t, proto::Writer&) override { return false; }
   bool write_coded(std::uint32_t segment, std::uint32_t j, proto::Writer& w) override;
+  bool coded_symbols_repeat() const override { return false; }
   // The origin's certificate and seals, as received: a relay signs nothing of the table.
   server::TableSeals* forwarded_seals() override { return &seals_; }
 

@@ -42,7 +42,7 @@ struct SimPeerOptions {
   std::string stream;
   std::uint16_t window = 4;
   bool realtime = true;  // paced at the stream's bitrate; otherwise download (as fast as allowed)
-  std::uint16_t max_datagram = 1200;
+  std::uint16_t max_datagram = 1232;
   std::chrono::milliseconds stall_timeout{2000};
   std::chrono::duration<double> startup{1.0};  // the player's buffer before playback starts
   std::chrono::microseconds delay{0};          // one way, each direction

@@ -48,7 +48,7 @@ struct SwarmOptions {
   bool churn_polite = true;      // leaving peers say BYE (else they vanish)
   double timeout_s = 120;        // peers still running then have failed
   std::uint16_t window = 4;
-  std::uint16_t max_datagram = 1200;
+  std::uint16_t max_datagram = 1232;
   double startup_s = 1.0;  // the model player's buffer
   std::uint64_t seed = 1;
   // cpu: each peer decodes alone on the CPU; gpu: the peers' full generations are decoded together,

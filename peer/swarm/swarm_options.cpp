@@ -27,7 +27,7 @@ struct RawOptions {
   std::string progress = "auto";
   double delay_ms = 0, jitter_ms = 0, loss_slot_ms = 10, batch_wait_ms = 2;
   std::size_t batch = 512;
-  unsigned window = 4, max_datagram = 1200;
+  unsigned window = 4, max_datagram = 1232;
   unsigned threads = default_threads();
 
   static unsigned default_threads() {
@@ -86,7 +86,7 @@ void declare_course(po::options_description& d, SwarmOptions& o, RawOptions& r) 
 // --seed, which drives the path's and the churn's draws, follows the receivers' settings in --help.
 void declare_receivers(po::options_description& d, SwarmOptions& o, RawOptions& r) {
   d.add_options()("window", po::value(&r.window)->default_value(4), "segments each peer decodes at once (1..64)")(
-      "max-datagram", po::value(&r.max_datagram)->default_value(1200), "largest datagram accepted (1200..65507)")(
+      "max-datagram", po::value(&r.max_datagram)->default_value(1232), "largest datagram accepted (1232..65507)")(
       "startup", po::value(&o.startup_s)->default_value(1.0),
       "seconds of buffer before the model player starts (late segments are counted from there)")(
       "seed", po::value(&o.seed)->default_value(1), "seed of the loss processes, jitter and churn");
@@ -159,8 +159,8 @@ void check_course(SwarmOptions& o, const RawOptions& r) {
 void check_receivers(SwarmOptions& o, const RawOptions& r) {
   if (r.window < 1 || r.window > 64) throw std::invalid_argument("--window must be 1..64");
   o.window = static_cast<std::uint16_t>(r.window);
-  if (r.max_datagram < 1200 || r.max_datagram > 65507)
-    throw std::invalid_argument("--max-datagram must be 1200..65507");
+  if (r.max_datagram < 1232 || r.max_datagram > 65507)
+    throw std::invalid_argument("--max-datagram must be 1232..65507");
   o.max_datagram = static_cast<std::uint16_t>(r.max_datagram);
 }
 

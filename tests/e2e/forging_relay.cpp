@@ -30,6 +30,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "protocol/coded_seal.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/segment_seal.hpp"
 
@@ -153,6 +154,7 @@ struct Session {
   std::uint64_t id = 0;
   std::uint16_t port = 0;
   std::optional<proto::Aead> seal, open;
+  std::optional<proto::Cmac> coded_mac;
   std::uint64_t number = 1;
   std::uint32_t next_needed = 0;
   std::uint16_t window = 8;
@@ -203,6 +205,8 @@ class ForgingRelay {
     body.share = join.share;
     body.session_flags = proto::join_flags::systematic;
     body.max_datagram = join.max_datagram;
+    body.stream_suite = static_cast<std::uint8_t>(stream_key_.suite);
+    body.stream_key = stream_key_.key;
     const std::uint64_t id = 0x5EED0000ULL + from;
     auto accepted = proto::server_accept(d, join, identity_, proto::Suite::aes128_gcm, id, body);
     if (!accepted) return;
@@ -214,6 +218,7 @@ class ForgingRelay {
     s.seal.emplace(accepted->keys.suite, accepted->keys.server_key, accepted->keys.server_iv,
                    proto::Aead::Direction::seal);
     s.open.emplace(accepted->keys.suite, accepted->keys.peer_key, accepted->keys.peer_iv, proto::Aead::Direction::open);
+    s.coded_mac.emplace(accepted->keys.coded_mac);
     socket_.send(accepted->manifest, from);
     send_table(s);
   }
@@ -263,12 +268,22 @@ class ForgingRelay {
     for (std::uint32_t seg = s.next_needed; seg < end; ++seg) {
       if (s.decoded.count(seg)) continue;
       const auto& block = table_[seg].block;
-      for (std::uint32_t i = 0; i * o_.symbol_size < block.size(); ++i)
-        send(s, proto::PacketType::coded, [&](proto::Writer& w) {
-          proto::write_coded_header(w, {seg, proto::WireKind::systematic, proto::kDenseWire, i});
-          w.bytes(std::span(block).subspan(std::size_t{i} * o_.symbol_size, o_.symbol_size));
-        });
+      for (std::uint32_t i = 0; i * o_.symbol_size < block.size(); ++i) send_systematic(s, seg, i, block);
     }
+  }
+
+  // Source symbol i under this relay's stream key, then the session's header and authenticator.
+  void send_systematic(Session& s, std::uint32_t seg, std::uint32_t i, const std::vector<std::uint8_t>& block) {
+    std::vector<std::uint8_t> shared(proto::kCodedHeaderSize + o_.symbol_size + proto::kTagSize);
+    proto::Writer w(shared);
+    proto::write_coded_header(w, {seg, proto::WireKind::systematic, proto::kDenseWire, i});
+    w.bytes(std::span(block).subspan(std::size_t{i} * o_.symbol_size, o_.symbol_size));
+    proto::seal_shared(stream_seal_, shared);
+    std::vector<std::uint8_t> out(proto::kMaxDatagram);
+    out.resize(proto::write_coded_packet(
+        out, proto::coded_envelope(*s.coded_mac, s.id, s.number, proto::sha256(shared)), shared));
+    ++s.number;
+    socket_.send(out, s.port);
   }
 
   template <typename Body>
@@ -284,6 +299,8 @@ class ForgingRelay {
   Options o_;
   proto::Ed25519Identity identity_ = proto::Ed25519Identity::generate();
   proto::ManifestBody stream_;
+  proto::StreamKey stream_key_ = proto::StreamKey::generate(proto::Suite::aes128_gcm);
+  proto::Aead stream_seal_ = proto::stream_aead(stream_key_, proto::Aead::Direction::seal);
   std::vector<Segment> table_;
   Socket socket_;
   std::map<std::uint64_t, Session> sessions_;

@@ -1,5 +1,6 @@
 // Every packet decoder of protocol/ on one datagram, as a server or peer receives it: the
-// prefix, each clear packet, the protected header, its AEAD opening, the replay window, and every
+// prefix, each clear packet, the protected header, its AEAD opening (for CODED: its authenticator and
+// the stream key's shared part), the replay window, and every
 // protected body as a session endpoint (a relay, a peer) could send it once decrypted. What a decoder
 // accepts must encode back to exactly the octets it came from, and views must lie inside the input.
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "net/address.hpp"
+#include "protocol/coded_seal.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/packets.hpp"
 #include "protocol/replay_window.hpp"
@@ -39,6 +41,8 @@ struct Keys {
   std::array<std::uint8_t, 16> key{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
   std::array<std::uint8_t, kIvSize> iv{};
   Aead aead{Suite::aes128_gcm, key, iv, Aead::Direction::open};
+  Cmac coded_mac{key};
+  Aead stream{Suite::aes128_gcm, key, iv, Aead::Direction::open};
   TokenMinter minter{std::array<std::uint8_t, 32>{7}, 30};
   ncast::net::Address address = ncast::net::Address::parse("192.0.2.1:4433");
   PeerHandshake handshake = make_handshake();
@@ -93,6 +97,13 @@ void protected_packet(View d, Keys& keys) {
       FUZZ_CHECK(w.ok() && same(back, d.subspan(kHeaderSize, back.size())));
     }
     FUZZ_CHECK(!keys.handshake.on_manifest(copy, std::nullopt));  // nothing but the server's signature passes
+  } else if (h->type == PacketType::coded) {
+    // A CODED packet: the session's authenticator, then the stream key's shared part (which lies inside).
+    FUZZ_CHECK(!coded_authentic(d, keys.coded_mac));
+    if (auto shared = coded_shared_part(copy)) {
+      FUZZ_CHECK(shared->size() == d.size() - kHeaderSize - kAuthenticatorSize);
+      FUZZ_CHECK(!open_shared(keys.stream, *shared));
+    }
   } else {
     FUZZ_CHECK(!open_packet(copy, *h, keys.aead));
   }

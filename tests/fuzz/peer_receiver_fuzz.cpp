@@ -45,7 +45,8 @@ NCAST_FUZZ_TARGET(peer_receiver) {
                                      .name = "s",
                                      .n = static_cast<std::uint16_t>(n),
                                      .symbol_size = static_cast<std::uint32_t>(len),
-                                     .segment_count = static_cast<std::uint32_t>(segments)};
+                                     .segment_count = static_cast<std::uint32_t>(segments),
+                                     .stream_key = {}};
   proto::SegmentsBody table;
   table.segment_count = manifest.segment_count;
   table.stream_flags = proto::stream_flags::final;
@@ -76,7 +77,8 @@ NCAST_FUZZ_TARGET(peer_receiver) {
     const std::uint32_t seg = in.u8() % static_cast<std::uint32_t>(segments);
     const std::size_t n_s = blocks[seg].size() / len;
     const int kind = op / 4 % 4;
-    const std::uint32_t index = kind == 0 ? in.u8() % n_s : kind == 1 ? in.u32() : 0;
+    // Explicit kinds are numbered as a relay numbers them (protocol version 2): a counter.
+    const std::uint32_t index = kind == 0 ? in.u8() % n_s : kind == 1 ? in.u32() : static_cast<std::uint32_t>(steps);
     const std::uint16_t density =
         kind == 1 && in.flag() ? static_cast<std::uint16_t>(in.u16() | 0x100) : proto::kDenseWire;
     Bytes coefs(n_s, 0);

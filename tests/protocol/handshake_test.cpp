@@ -22,6 +22,7 @@ ManifestBody sample_body() {
   b.symbol_size = 1024;
   b.segment_count = 3;
   b.window = 8;
+  b.stream_key.assign(16, 0x5A);
   return b;
 }
 
@@ -208,13 +209,13 @@ TEST(Handshake, KeyScheduleMatchesItsDefinition) {
   const auto th = sha256(transcript);
   std::vector<std::uint8_t> salt(n1.begin(), n1.end());
   salt.insert(salt.end(), n2.begin(), n2.end());
-  const std::string label = "ncast keys v1";
+  const std::string label = "ncast keys v2";
   std::vector<std::uint8_t> info(label.begin(), label.end());
   info.insert(info.end(), th.begin(), th.end());
   // HKDF by hand: PRK = HMAC(salt, IKM); T(i) = HMAC(PRK, T(i-1) || info || i).
   const auto prk = hmac_sha256(salt, shared);
   std::vector<std::uint8_t> okm, t;
-  for (std::uint8_t i = 1; okm.size() < 2 * (32 + 12); ++i) {
+  for (std::uint8_t i = 1; okm.size() < 2 * (32 + 12) + 16; ++i) {
     std::vector<std::uint8_t> in(t);
     in.insert(in.end(), info.begin(), info.end());
     in.push_back(i);
@@ -226,6 +227,7 @@ TEST(Handshake, KeyScheduleMatchesItsDefinition) {
   EXPECT_EQ(to_hex(keys.server_iv), to_hex(std::span(okm).subspan(32, 12)));
   EXPECT_EQ(to_hex(keys.peer_key), to_hex(std::span(okm).subspan(44, 32)));
   EXPECT_EQ(to_hex(keys.peer_iv), to_hex(std::span(okm).subspan(76, 12)));
+  EXPECT_EQ(to_hex(keys.coded_mac), to_hex(std::span(okm).subspan(88, 16)));
 }
 
 }  // namespace

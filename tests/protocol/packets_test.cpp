@@ -43,7 +43,7 @@ TEST(Packets, HelloLayoutAndRoundTrip) {
   h.stream = "live";
   const auto d = encode(h);
   ASSERT_EQ(d.size(), kMinHelloSize);
-  EXPECT_EQ(to_hex(std::span(d).first(4)), "4e430101");
+  EXPECT_EQ(to_hex(std::span(d).first(4)), "4e430201");
   EXPECT_TRUE(std::equal(h.nonce.begin(), h.nonce.end(), d.begin() + 4));
   EXPECT_EQ(d[20], 4);
   EXPECT_EQ(std::string(d.begin() + 21, d.begin() + 25), "live");
@@ -69,7 +69,7 @@ TEST(Packets, HelloRejections) {
   bad[63] = 1;  // non-zero padding
   EXPECT_EQ(decode_hello(bad).error(), DropReason::malformed);
   bad = d;
-  bad[2] = 2;
+  bad[2] = 1;
   EXPECT_EQ(decode_hello(bad).error(), DropReason::bad_version);
   bad = d;
   bad[0] = 0x4F;
@@ -187,7 +187,7 @@ TEST(Packets, ProtectedHeader) {
   Writer w(d);
   write_header(w, {PacketType::ack, 0x0102030405060708ull, 0x1112131415161718ull});
   EXPECT_EQ(to_hex(std::span(d).first(20)),
-            "4e430113"
+            "4e430213"
             "0102030405060708"
             "1112131415161718");
   auto h = parse_header(d);
@@ -197,7 +197,7 @@ TEST(Packets, ProtectedHeader) {
   EXPECT_EQ(h->number, 0x1112131415161718ull);
   EXPECT_EQ(parse_header(std::span(d).first(kHeaderSize + kTagSize - 1)).error(), DropReason::truncated);
   auto bad = d;
-  bad[2] = 2;
+  bad[2] = 1;
   EXPECT_EQ(parse_header(bad).error(), DropReason::bad_version);
   bad = d;
   bad[3] = 0x03;  // JOIN is not protected
@@ -225,10 +225,12 @@ TEST(Packets, ManifestBodyRoundTripAndRanges) {
   b.share = 1000;
   b.session_flags = join_flags::systematic;
   b.rate = 1000000;
-  b.max_datagram = 1200;
+  b.max_datagram = 1232;
   b.max_ack_delay_ms = 5;
   b.idle_timeout_ms = 10000;
-  std::vector<std::uint8_t> buf(200);
+  b.stream_suite = 2;
+  b.stream_key.assign(32, 7);
+  std::vector<std::uint8_t> buf(300);
   Writer w(buf);
   write_body(w, b);
   ASSERT_TRUE(w.ok());
@@ -244,7 +246,7 @@ TEST(Packets, ManifestBodyRoundTripAndRanges) {
   auto mutate = [&](auto change) {
     ManifestBody m = b;
     change(m);
-    std::vector<std::uint8_t> o(200);
+    std::vector<std::uint8_t> o(300);
     Writer ow(o);
     write_body(ow, m);
     o.resize(ow.size());
@@ -253,8 +255,15 @@ TEST(Packets, ManifestBodyRoundTripAndRanges) {
   EXPECT_FALSE(mutate([](ManifestBody& m) { m.n = 0; }));
   EXPECT_FALSE(mutate([](ManifestBody& m) { m.n = 257; }));
   EXPECT_FALSE(mutate([](ManifestBody& m) { m.symbol_size = 0; }));
-  EXPECT_FALSE(mutate([](ManifestBody& m) { m.symbol_size = 1200; }));  // a seeded packet would not fit 1200
-  EXPECT_TRUE(mutate([](ManifestBody& m) { m.symbol_size = 1200 - 48; }));
+  EXPECT_FALSE(mutate([](ManifestBody& m) { m.symbol_size = 1232; }));  // a seeded packet would not fit 1232
+  EXPECT_TRUE(mutate([](ManifestBody& m) { m.symbol_size = 1232 - 56; }));
+  EXPECT_FALSE(mutate([](ManifestBody& m) { m.stream_suite = 3; }));
+  ManifestBody wrong_key = b;
+  wrong_key.stream_key.resize(16);  // a ChaCha20 key is 32 octets
+  std::vector<std::uint8_t> o(300);
+  Writer ow(o);
+  write_body(ow, wrong_key);
+  EXPECT_FALSE(ow.ok());
   EXPECT_FALSE(mutate([](ManifestBody& m) { m.stream_flags = 4; }));
   EXPECT_FALSE(mutate([](ManifestBody& m) { m.idle_timeout_ms = 0; }));
   EXPECT_FALSE(mutate([](ManifestBody& m) { m.window = 0; }));
@@ -332,7 +341,8 @@ TEST(Packets, CodedLayoutsAndRejections) {
 
   EXPECT_TRUE(decode_coded_body(build({1, WireKind::systematic, kDenseWire, 4}, false), n, L));
   EXPECT_FALSE(decode_coded_body(build({1, WireKind::systematic, kDenseWire, 5}, false), n, L));  // index ≥ n
-  EXPECT_FALSE(decode_coded_body(build({1, WireKind::recoded, kDenseWire, 1}, true), n, L));
+  // Explicit kinds number their symbols too: (segment, kind, index) is the stream key's nonce.
+  EXPECT_TRUE(decode_coded_body(build({1, WireKind::recoded, kDenseWire, 1}, true), n, L));
   EXPECT_FALSE(decode_coded_body(build({1, WireKind::explicit_coded, 3, 0}, true), n, L));
   auto zero = build({1, WireKind::explicit_coded, kDenseWire, 0}, true);
   std::fill(zero.begin() + 12, zero.begin() + 12 + n, 0);
@@ -348,8 +358,9 @@ TEST(Packets, CodedLayoutsAndRejections) {
   auto longer = seeded;
   longer.push_back(0);
   EXPECT_FALSE(decode_coded_body(longer, n, L));
-  EXPECT_EQ(coded_packet_size(0, 1024), 1072u);
-  EXPECT_EQ(coded_packet_size(128, 1024), 1200u);
+  EXPECT_EQ(coded_packet_size(0, 1024), 1080u);
+  EXPECT_EQ(coded_packet_size(128, 1024), 1208u);
+  EXPECT_LE(coded_packet_size(128, 1024), kMinDatagram);
 }
 
 TEST(Packets, AckRoundTripAndRejections) {

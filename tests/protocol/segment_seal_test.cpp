@@ -111,6 +111,7 @@ TEST(SegmentSeal, TheManifestCarriesTheCertificate) {
   const auto origin = Ed25519Identity::generate();
   ManifestBody m = certified(origin);
   m.window = 8;
+  m.stream_key.assign(16, 1);
   std::vector<std::uint8_t> buf(400);
   Writer w(buf);
   write_body(w, m);

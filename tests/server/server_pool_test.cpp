@@ -69,7 +69,7 @@ proto::PacketType type_of(std::span<const std::uint8_t> d) {
 proto::Join join_for(const std::string& stream) {
   proto::Join j;
   j.stream = stream;
-  j.max_datagram = 1200;
+  j.max_datagram = proto::kMinDatagram;
   return j;
 }
 

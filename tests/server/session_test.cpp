@@ -40,9 +40,12 @@ proto::SessionKeys test_keys(std::mt19937_64& rng) {
 // The peer side, as docs/protocol.md asks of it.
 class SimPeer {
  public:
-  SimPeer(const proto::SessionKeys& keys, std::uint64_t session, const StreamInfo& info, std::uint16_t window)
+  SimPeer(const proto::SessionKeys& keys, std::uint64_t session, const StreamInfo& info, std::uint16_t window,
+          const proto::StreamKey& stream_key)
       : open_(keys.suite, keys.server_key, keys.server_iv, proto::Aead::Direction::open),
         seal_(keys.suite, keys.peer_key, keys.peer_iv, proto::Aead::Direction::seal),
+        coded_mac_(keys.coded_mac),
+        stream_(proto::stream_aead(stream_key, proto::Aead::Direction::open)),
         session_(session),
         info_(info),
         window_(window) {}
@@ -52,7 +55,11 @@ class SimPeer {
     auto h = proto::parse_header(d);
     ASSERT_TRUE(h);
     ASSERT_EQ(h->session, session_);
-    auto body = proto::open_packet(d, *h, open_);
+    const bool coded = h->type == proto::PacketType::coded;
+    if (coded) {
+      ASSERT_TRUE(proto::coded_authentic(d, coded_mac_)) << "a CODED packet's authenticator failed";
+    }
+    auto body = coded ? proto::open_shared(stream_, *proto::coded_shared_part(d)) : proto::open_packet(d, *h, open_);
     ASSERT_TRUE(body) << "a server packet failed to authenticate";
     ++received_;
     largest_ = std::max(largest_, h->number);
@@ -106,7 +113,7 @@ class SimPeer {
     for (auto& [seg, slot] : slots_)
       if (seg >= next_needed_ && seg < next_needed_ + window_ && (slot.dec->rank() > 0 || decoded_.count(seg)))
         a.entries.push_back({seg, static_cast<std::uint16_t>(slot.dec->rank()), decoded_.count(seg) > 0});
-    std::vector<std::uint8_t> out(1200);
+    std::vector<std::uint8_t> out(proto::kMinDatagram);
     out.resize(proto::seal_packet(out, {proto::PacketType::ack, session_, number_++}, seal_,
                                   [&](proto::Writer& w) { proto::write_body(w, a); }));
     // From now on the session knows all this.
@@ -127,6 +134,8 @@ class SimPeer {
     std::unique_ptr<rlnc::Decoder> dec;
   };
   proto::Aead open_, seal_;
+  proto::Cmac coded_mac_;
+  proto::Aead stream_;
   std::uint64_t session_;
   StreamInfo info_;
   std::uint16_t window_;
@@ -158,6 +167,8 @@ struct Fixture {
     config.redundancy = redundancy;
     seals = std::make_unique<OriginSeals>(identity, *stream);
     config.seals = seals.get();
+    shared = std::make_unique<SharedSymbols>(*stream, proto::Suite::aes128_gcm, 8 << 20);
+    config.shared = shared.get();
   }
   std::mt19937_64 rng{21};
   CpuEngine engine;
@@ -167,6 +178,7 @@ struct Fixture {
   std::unique_ptr<MediaStream> stream;
   proto::Ed25519Identity identity = proto::Ed25519Identity::generate();
   std::unique_ptr<OriginSeals> seals;
+  std::unique_ptr<SharedSymbols> shared;
   std::vector<std::uint8_t> media;
   proto::SessionKeys keys;
   SessionConfig config;
@@ -179,7 +191,7 @@ struct Fixture {
 std::size_t exchange(Fixture& f, Session& s, SimPeer& peer, double p, int max_steps) {
   std::bernoulli_distribution lost(p);
   TimePoint t = TimePoint{} + 1s;
-  std::vector<std::uint8_t> buf(1200);
+  std::vector<std::uint8_t> buf(proto::kMinDatagram);
   std::size_t bytes = 0;
   auto ack = [&] {
     auto a = peer.ack();
@@ -213,7 +225,7 @@ TEST(Session, LossyChannelDeliversEverythingWithLittleOverhead) {
   Fixture f(30);
   Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {1, 2, 3}, f.observer,
             TimePoint{} + 1s);
-  SimPeer peer(f.keys, 7, f.info, f.config.window);
+  SimPeer peer(f.keys, 7, f.info, f.config.window, f.shared->key());
   exchange(f, s, peer, 0.2, 5000);
   ASSERT_TRUE(peer.complete(30));
   std::vector<std::uint8_t> got;
@@ -231,7 +243,7 @@ TEST(Session, LossyChannelDeliversEverythingWithLittleOverhead) {
 std::size_t exchange_reordered(Fixture& f, Session& s, SimPeer& peer, double reorder, int delay, int max_steps) {
   std::bernoulli_distribution late(reorder);
   TimePoint t = TimePoint{} + 1s;
-  std::vector<std::uint8_t> buf(1200);
+  std::vector<std::uint8_t> buf(proto::kMinDatagram);
   std::multimap<int, std::vector<std::uint8_t>> held;  // by the step they arrive at
   std::size_t bytes = 0;
   int unacked = 0;
@@ -275,7 +287,7 @@ TEST(Session, ReorderingCostsAtMostATenthMore) {
     f.config.rate = 2e6;  // 2 MB/s: 40 packets of 48-symbol segments a step, a round a step or two
     Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {1, 2, 3}, f.observer,
               TimePoint{} + 1s);
-    SimPeer peer(f.keys, 7, f.info, f.config.window);
+    SimPeer peer(f.keys, 7, f.info, f.config.window, f.shared->key());
     peer.history_words(words);
     exchange_reordered(f, s, peer, 0.25, 20, 10000);
     ASSERT_TRUE(peer.complete(120));
@@ -296,7 +308,7 @@ TEST(Session, ANewAddressIsProbedAndValidatedOnlyByAnAckOfTheProbe) {
   Fixture f(3);
   Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {1, 2, 3}, f.observer,
             TimePoint{} + 1s);
-  SimPeer peer(f.keys, 7, f.info, f.config.window);
+  SimPeer peer(f.keys, 7, f.info, f.config.window, f.shared->key());
   const auto moved = net::Address::parse("127.0.0.1:2");
   TimePoint t = TimePoint{} + 1s;
   auto ack = [&] {
@@ -305,7 +317,7 @@ TEST(Session, ANewAddressIsProbedAndValidatedOnlyByAnAckOfTheProbe) {
     return a.size();
   };
   ack();
-  std::vector<std::uint8_t> buf(1200);
+  std::vector<std::uint8_t> buf(proto::kMinDatagram);
   EXPECT_EQ(s.probe_path(buf, moved, 10, t), 0u) << "10 octets from there allow no 46-octet probe";
   const std::size_t len = s.probe_path(buf, moved, ack(), t);
   ASSERT_GT(len, 0u);
@@ -329,7 +341,7 @@ TEST(Session, NoCodedDataBeforeKeyConfirmation) {
   Fixture f(3);
   Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});
   s.answered(1200);  // a JOIN padded to the full size: room for the descriptors
-  std::vector<std::uint8_t> buf(1200);
+  std::vector<std::uint8_t> buf(proto::kMinDatagram);
   std::size_t packets = 0;
   for (std::size_t len; (len = s.next_packet(buf, TimePoint{})) != 0; ++packets) {
     auto h = proto::parse_header({buf.data(), len});
@@ -349,7 +361,7 @@ TEST(Session, BeforeTheFirstAckItSendsAtMostThreeTimesWhatItReceived) {
               TimePoint{});
     s.answered(join);
     std::size_t received = join, sent = manifest.size();
-    std::vector<std::uint8_t> buf(1200);
+    std::vector<std::uint8_t> buf(proto::kMinDatagram);
     for (TimePoint t{}; t < TimePoint{} + 10s; t += 1ms) {
       if (t == TimePoint{} + 1s) {
         // A retransmitted JOIN: counted, and answered with the MANIFEST only within the budget.
@@ -376,7 +388,7 @@ TEST(Session, TheManifestIsResentAtMostOncePerTimeoutAndNeverAfterTheFirstAck) {
   for (TimePoint t{}; t < TimePoint{} + 1s; t += 1ms) resent += s.resend_manifest(t);
   EXPECT_GE(resent, 5);
   EXPECT_LE(resent, 20) << "one per 50 ms at most";
-  SimPeer peer(f.keys, 7, f.info, 4);
+  SimPeer peer(f.keys, 7, f.info, 4, f.shared->key());
   auto ack = peer.ack();
   ASSERT_FALSE(s.receive(ack, *proto::parse_header(ack), TimePoint{} + 1s).drop);
   EXPECT_FALSE(s.resend_manifest(TimePoint{} + 2s));
@@ -387,10 +399,10 @@ TEST(Session, TheManifestIsResentAtMostOncePerTimeoutAndNeverAfterTheFirstAck) {
 TEST(Session, DescriptorResendsBackOff) {
   Fixture f(3);
   Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});
-  SimPeer peer(f.keys, 7, f.info, 4);
+  SimPeer peer(f.keys, 7, f.info, 4, f.shared->key());
   auto ack = peer.ack();
   ASSERT_FALSE(s.receive(ack, *proto::parse_header(ack), TimePoint{}).drop);
-  std::vector<std::uint8_t> buf(1200);
+  std::vector<std::uint8_t> buf(proto::kMinDatagram);
   std::size_t segments = 0;
   for (TimePoint t{}; t < TimePoint{} + 10s; t += 1ms)
     for (std::size_t len; (len = s.next_packet(buf, t)) != 0;)
@@ -405,14 +417,14 @@ TEST(Session, DescriptorResendsBackOff) {
 TEST(Session, TheFirstAckAfterASilenceHasWaitingRoundsProbeAtOnce) {
   Fixture f(3);
   Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});
-  SimPeer peer(f.keys, 7, f.info, 4);
+  SimPeer peer(f.keys, 7, f.info, 4, f.shared->key());
   TimePoint t{};
   auto ack = [&] {
     auto a = peer.ack();
     ASSERT_FALSE(s.receive(a, *proto::parse_header(a), t).drop);
   };
   ack();
-  std::vector<std::uint8_t> buf(1200);
+  std::vector<std::uint8_t> buf(proto::kMinDatagram);
   for (std::size_t len; (len = s.next_packet(buf, t)) != 0;)
     if (proto::parse_header({buf.data(), len})->type == proto::PacketType::segments)
       peer.deliver({buf.begin(), buf.begin() + static_cast<long>(len)});
@@ -433,7 +445,7 @@ TEST(Session, TheFirstAckAfterASilenceHasWaitingRoundsProbeAtOnce) {
 TEST(Session, ForgedReplayedAndUnexpectedPacketsAreDropped) {
   Fixture f(2);
   Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});
-  SimPeer peer(f.keys, 7, f.info, 4);
+  SimPeer peer(f.keys, 7, f.info, 4, f.shared->key());
   auto ack = peer.ack();
   auto h = *proto::parse_header(ack);
   auto forged = ack;
@@ -466,7 +478,7 @@ TEST(Session, PacingFollowsTheRate) {
   Fixture f(40);
   f.config.rate = 120000;  // octets/s: about 100 packets of 1.2 kB per second
   Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{} + 1s);
-  SimPeer peer(f.keys, 7, f.info, 4);
+  SimPeer peer(f.keys, 7, f.info, 4, f.shared->key());
   const std::size_t bytes = exchange(f, s, peer, 0.0, 1000);  // one second
   EXPECT_FALSE(peer.complete(40));                            // it would take longer at this rate
   EXPECT_GT(bytes, 110000u);
@@ -479,7 +491,7 @@ TEST(Session, PacedSessionMeasuresLossFromAPeerThatAcksEveryPacket) {
   Fixture f(2000);
   f.config.rate = 120000;  // octets/s: about 1070 coded packets of 112 octets per second
   Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{} + 1s);
-  SimPeer peer(f.keys, 7, f.info, 4);
+  SimPeer peer(f.keys, 7, f.info, 4, f.shared->key());
   const std::size_t bytes = exchange(f, s, peer, 0.3, 3000);  // three seconds
   EXPECT_NEAR(s.loss_estimate(), 0.3, 0.08);
   EXPECT_GT(static_cast<double>(bytes), 1.2 * 3 * 120000);
@@ -520,14 +532,14 @@ TEST(Session, APacedRoundEndsOneDatagramAtATime) {
     f.config.download = download;
     const TimePoint t = TimePoint{} + 1s;
     Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, t);
-    SimPeer peer(f.keys, 7, f.info, f.config.window);
+    SimPeer peer(f.keys, 7, f.info, f.config.window, f.shared->key());
     auto ack = [&] {
       auto a = peer.ack();
       ASSERT_FALSE(s.receive(a, *proto::parse_header(a), t).drop);
     };
     ack();
     std::vector<bool> single;  // one_at_a_time() before each CODED packet
-    std::vector<std::uint8_t> buf(1200);
+    std::vector<std::uint8_t> buf(proto::kMinDatagram);
     while (single.size() < 150) {
       const bool one = s.one_at_a_time();
       const std::size_t len = s.next_packet(buf, t);
@@ -572,11 +584,14 @@ TEST(Session, APeerBehindTheLiveWindowGetsSilenceSoThatItRejoins) {
   cam.append(seg);
   cam.append(seg);
   const TimePoint t = TimePoint{} + 1s;
-  Session s(7, net::Address::parse("127.0.0.1:1"), {}, cam, f.keys, f.config, {}, f.observer, t);
-  SimPeer peer(f.keys, 7, info, f.config.window);
+  SharedSymbols shared(cam, proto::Suite::aes128_gcm, 8 << 20);
+  SessionConfig config = f.config;
+  config.shared = &shared;
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, cam, f.keys, config, {}, f.observer, t);
+  SimPeer peer(f.keys, 7, info, f.config.window, shared.key());
   auto ack = peer.ack();  // the peer needs segment 0
   ASSERT_FALSE(s.receive(ack, *proto::parse_header(ack), t).drop);
-  std::vector<std::uint8_t> buf(1200);
+  std::vector<std::uint8_t> buf(proto::kMinDatagram);
   EXPECT_GT(s.next_packet(buf, t), 0u) << "segment 0 is kept";
   for (int i = 0; i < 3; ++i) cam.append(seg);
   ASSERT_EQ(cam.first_segment(), 3u);

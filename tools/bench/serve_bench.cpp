@@ -247,7 +247,7 @@ void add_serve_options(po::options_description& desc, ServeOptions& o) {
       "length of the stream at that bitrate")("symbols", po::value(&o.n)->default_value(o.n),
                                               "source symbols per segment")(
       "symbol-size", po::value(&o.symbol_size)->default_value(o.symbol_size),
-      "octets per symbol (1024: a coded packet fits 1200 octets)")("start", po::value(&o.start)->default_value(o.start),
+      "octets per symbol (1024: a coded packet fits 1232 octets)")("start", po::value(&o.start)->default_value(o.start),
                                                                    "peers in the first trial")(
       "max", po::value(&o.max)->default_value(o.max), "peers at most")(
       "budget", po::value(&o.budget_s)->default_value(o.budget_s),
@@ -294,8 +294,8 @@ void check_serve_options(ServeOptions& o, double bitrate) {
   if (o.servers < 1 || o.servers > 256) throw cli::UsageError("--servers must be 1..256");
   if (o.server_threads < 1 || o.server_threads > 256) throw cli::UsageError("--server-threads must be 1..256");
   if (o.pacing_tick_us > 100000) throw cli::UsageError("--pacing-tick-us must be 0..100000");
-  if (proto::coded_packet_size(0, o.symbol_size) > 1200)
-    throw cli::UsageError("--symbol-size must keep coded packets within 1200 octets");
+  if (proto::coded_packet_size(0, o.symbol_size) > proto::kMinDatagram)
+    throw cli::UsageError("--symbol-size must keep coded packets within 1232 octets");
   swarm::parse_loss(o.loss);
 }
 
