@@ -187,7 +187,6 @@ class Session {
   std::size_t produce(std::span<std::uint8_t> out, TimePoint now);
   double paced_rate() const;
   // A paced session's circuit breaker ended an interval: whether the path carried the stream.
-  void back_off(bool carried);
   bool behind_window() const;
   void refresh_window();
   Flight* pick(TimePoint now);
@@ -264,11 +263,9 @@ class Session {
 
   RateController cc_;
   CircuitBreaker breaker_;
-  double loss_cap_ = 0.5;        // a paced session makes up for no more loss than this (back_off)
-  double uncongested_loss_ = 0;  // its loss estimate when its path last carried the stream
-  TokenBucket pacing_;           // octets
-  double scheduled_ = 0;         // octets its pacing rate allowed so far (the breaker's schedule)
-  bool backlogged_ = true;       // it had more to send when it last looked
+  TokenBucket pacing_;      // octets
+  double scheduled_ = 0;    // octets its pacing rate allowed so far (the breaker's schedule)
+  bool backlogged_ = true;  // it had more to send when it last looked
   TimePoint scheduled_at_;
   TimePoint last_heard_;
   SessionCounters counters_;
