@@ -1,0 +1,115 @@
+// A session's pacing against a simulated peer: it follows the rate, measures the loss, holds a burst in
+// its bucket, ends a round one datagram at a time and never asks to come back at once.
+#include <gtest/gtest.h>
+
+#include "tests/server/session_sim.hpp"
+
+namespace ncast::server {
+namespace {
+
+using namespace std::chrono_literals;
+using namespace session_sim;
+
+TEST(Session, PacingFollowsTheRate) {
+  Fixture f(40);
+  f.config.rate = 120000;  // octets/s: about 100 packets of 1.2 kB per second
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{} + 1s);
+  SimPeer peer(f.keys, 7, f.info, 4, f.shared->key());
+  const std::size_t bytes = exchange(f, s, peer, 0.0, 1000);  // one second
+  EXPECT_FALSE(peer.complete(40));                            // it would take longer at this rate
+  EXPECT_GT(bytes, 110000u);
+  EXPECT_LT(bytes, 130000u);
+}
+
+TEST(Session, PacedSessionMeasuresLossFromAPeerThatAcksEveryPacket) {
+  // About one packet per millisecond and an ACK at the end of every millisecond: no single ACK interval
+  // spans 8 packets, so the loss must be measured across ACKs. Then the paced rate makes up for it.
+  Fixture f(2000);
+  f.config.rate = 120000;  // octets/s: about 1070 coded packets of 112 octets per second
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{} + 1s);
+  SimPeer peer(f.keys, 7, f.info, 4, f.shared->key());
+  const std::size_t bytes = exchange(f, s, peer, 0.3, 3000);  // three seconds
+  EXPECT_NEAR(s.loss_estimate(), 0.3, 0.08);
+  EXPECT_GT(static_cast<double>(bytes), 1.2 * 3 * 120000);
+}
+
+TEST(Session, TheBucketHoldsAPacingBurst) {
+  // The server wakes a paced session when a whole burst may go (one GSO message): the bucket must be
+  // able to hold one, and no more than one beyond a few milliseconds' worth, however long it idled.
+  Fixture f(4);
+  f.config.rate = 120000;  // octets/s: 4 ms of it is under one datagram
+  f.config.max_datagram = 1200;
+  for (const std::uint16_t burst : {1, 8}) {
+    f.config.burst = burst;
+    TimePoint t = TimePoint{} + 1s;
+    Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, t);
+    const std::size_t held = std::max<std::size_t>(2, burst) * 1200;
+    EXPECT_EQ(s.burst_bytes(), burst * 1200u);
+    EXPECT_TRUE(s.can_send(held)) << "a new session may send a burst at once";
+    s.spend(held);
+    EXPECT_FALSE(s.can_send(1));
+    // The next burst is due after burst / rate.
+    const auto wait = std::chrono::duration<double>(s.pacing_ready(s.burst_bytes(), t) - t).count();
+    EXPECT_NEAR(wait, burst * 1200.0 / 120000, 1e-4) << "burst " << burst;
+    t += 10s;
+    s.refill(t);
+    EXPECT_TRUE(s.can_send(held)) << "burst " << burst;
+    EXPECT_FALSE(s.can_send(held + 1)) << "burst " << burst;
+  }
+}
+
+TEST(Session, APacedRoundEndsOneDatagramAtATime) {
+  // The last two bursts' worth of a round go one by one: the peer may complete the segment there, and
+  // its decoded ACK stops what has not left yet. The rest of a round goes in bursts, and a download
+  // session is never slowed so.
+  Fixture f(4);
+  f.config.burst = 4;
+  for (const bool download : {false, true}) {
+    f.config.download = download;
+    const TimePoint t = TimePoint{} + 1s;
+    Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, t);
+    SimPeer peer(f.keys, 7, f.info, f.config.window, f.shared->key());
+    auto ack = [&] {
+      auto a = peer.ack();
+      ASSERT_FALSE(s.receive(a, *proto::parse_header(a), t).drop);
+    };
+    ack();
+    std::vector<bool> single;  // one_at_a_time() before each CODED packet
+    std::vector<std::uint8_t> buf(proto::kMinDatagram);
+    while (single.size() < 150) {
+      const bool one = s.one_at_a_time();
+      const std::size_t len = s.next_packet(buf, t);
+      ASSERT_GT(len, 0u);
+      const auto type = proto::parse_header({buf.data(), len})->type;
+      peer.deliver({buf.begin(), buf.begin() + static_cast<long>(len)});
+      if (type == proto::PacketType::segments) ack();  // the peer learns the descriptors: flights open
+      if (type == proto::PacketType::coded) single.push_back(one);
+    }
+    const auto first = std::find(single.begin(), single.end(), true);
+    if (download) {
+      EXPECT_EQ(first, single.end());
+      continue;
+    }
+    ASSERT_NE(first, single.end());
+    EXPECT_GT(first - single.begin(), 8) << "the round starts in bursts";
+    EXPECT_EQ(std::find(first, single.end(), false) - first, 8) << "two bursts' worth, one by one";
+  }
+}
+
+TEST(Session, PacingNeverAsksToComeBackAtOnce) {
+  // Fractional token counts just short of a packet must give a wake-up in the future: a wait that
+  // truncated to zero made the scheduler spin (seen on a 16-core host).
+  Fixture f(2);
+  f.config.rate = 1e9 / 3;
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{});
+  TimePoint t{};
+  for (int i = 0; i < 100000; ++i) {
+    t += std::chrono::nanoseconds(1 + i % 7);
+    s.refill(t);
+    while (s.can_send(1200)) s.spend(1200);
+    ASSERT_GT(s.pacing_ready(1200, t), t) << "at step " << i;
+  }
+}
+
+}  // namespace
+}  // namespace ncast::server
