@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "coding/cpu_engine.hpp"
-#include "coding/rlnc/encoder.hpp"
 #include "coding/rlnc/error.hpp"
 #include "peer/decode_batcher.hpp"
 #include "peer/stream_receiver.hpp"
 #include "tests/peer/stream_source.hpp"
+#include "tests/peer/symbol_mix.hpp"
 
 namespace ncast::peer::testing {
 
@@ -96,18 +96,7 @@ inline void run_receiver(const std::shared_ptr<DecodeBatcher>& batcher,
     const rlnc::GenerationLayout& layout = layouts[g];
     const rlnc::SeedContext seeds{seed * 7919 + g, static_cast<std::uint32_t>(g)};
     auto data = random_bytes(layout.data_bytes(), rng);
-    const rlnc::SourceBlock block(layout, data);
-    const rlnc::Encoder systematic(block, seeds, {.systematic = true});
-    const rlnc::Encoder dense(block, seeds, {.systematic = false});
-    const rlnc::Encoder sparse(block, seeds, {.systematic = false, .density = rlnc::Density::from_fraction(0.1)});
-    const rlnc::Encoder explicit_form(block, seeds,
-                                      {.systematic = false, .form = rlnc::CoefficientForm::explicit_vector});
-    auto short_payload = dense.produce(5000);
-    short_payload.payload.pop_back();
-    auto past_n = systematic.produce(0);
-    past_n.index = static_cast<std::uint32_t>(layout.n());
-    auto zero = explicit_form.produce(5001);
-    std::fill(zero.coefficients.begin(), zero.coefficients.end(), std::uint8_t{0});
+    const SymbolMix mix(layout, data, seeds);
 
     Done d{cpu->open(layout, seeds), batched->open(layout, seeds), std::move(data)};
     const bool restart = g % 3 == 1;
@@ -115,17 +104,9 @@ inline void run_receiver(const std::shared_ptr<DecodeBatcher>& batcher,
       std::vector<rlnc::CodedSymbol> sent;
       std::size_t errors = 0;
       for (std::uint32_t id = 0; !d.cpu->complete() && id < 4 * layout.n() + 64; ++id) {
-        const std::uint64_t kind = rng() % 16;
-        rlnc::CodedSymbol s = id < layout.n()              ? systematic.produce(id)
-                              : kind == 0 && !sent.empty() ? sent[rng() % sent.size()]
-                              : kind == 1                  ? sparse.produce(1000 + id)
-                              : kind == 2                  ? explicit_form.produce(3000 + id)
-                                                           : dense.produce(1000 + id);
-        if (id == layout.n() / 2) s = short_payload;
-        if (id == layout.n() / 2 + 1) s = past_n;
-        if (id == layout.n() / 2 + 2) s = zero;
-        if (rng() % 10 < 3) continue;                                           // lost
-        if (id < layout.n() / 2 || id > layout.n() / 2 + 2) sent.push_back(s);  // duplicates of good ones
+        const rlnc::CodedSymbol s = mix.pick(id, rng, sent);
+        if (rng() % 10 < 3) continue;             // lost
+        if (!mix.corrupt(id)) sent.push_back(s);  // duplicates of good ones
         const Added c = add(*d.cpu, s.view()), b = add(*d.batched, s.view());
         ASSERT_EQ(b, c) << "pass " << pass << ", symbol " << id;
         errors += c.error.has_value();
@@ -143,7 +124,7 @@ inline void run_receiver(const std::shared_ptr<DecodeBatcher>& batcher,
       // Past the first corrupt symbol, at least: all three were sent unless lost.
       EXPECT_LE(errors, 3u);
       // A non-innovative symbol once complete, as the CPU decoder: nothing changes.
-      ASSERT_EQ(add(*d.batched, dense.produce(9000).view()), add(*d.cpu, dense.produce(9000).view()));
+      ASSERT_EQ(add(*d.batched, mix.fresh().view()), add(*d.cpu, mix.fresh().view()));
     }
     EXPECT_EQ(d.batched->host_rows(), nullptr);
     done.push_back(std::move(d));

@@ -6,18 +6,19 @@
 #include <random>
 #include <vector>
 
-#include "coding/rlnc/encoder.hpp"
 #include "coding/rlnc/error.hpp"
 #include "peer/counting_decoder.hpp"
 #include "peer/stream_receiver.hpp"
 #include "tests/peer/batched_decoding_checks.hpp"
 #include "tests/peer/stream_source.hpp"
+#include "tests/peer/symbol_mix.hpp"
 
 namespace ncast::peer {
 namespace {
 
 using testing::add;
 using testing::Added;
+using testing::feed;
 using testing::random_bytes;
 
 // Source symbols, then seeded dense and sparse, explicit and recoded-form ones, 30 % lost, with
@@ -32,18 +33,7 @@ TEST(CountingDecoder, AgreesWithTheCpuDecoderSymbolBySymbol) {
     const rlnc::GenerationLayout layout(n, 24, n * 24 - 5);
     const rlnc::SeedContext seeds{99, 4};
     const auto data = random_bytes(layout.data_bytes(), rng);
-    const rlnc::SourceBlock block(layout, data);
-    const rlnc::Encoder systematic(block, seeds, {.systematic = true});
-    const rlnc::Encoder dense(block, seeds, {.systematic = false});
-    const rlnc::Encoder sparse(block, seeds, {.systematic = false, .density = rlnc::Density::from_fraction(0.1)});
-    const rlnc::Encoder explicit_form(block, seeds,
-                                      {.systematic = false, .form = rlnc::CoefficientForm::explicit_vector});
-    auto short_payload = dense.produce(5000);
-    short_payload.payload.pop_back();
-    auto past_n = systematic.produce(0);
-    past_n.index = static_cast<std::uint32_t>(n);
-    auto zero = explicit_form.produce(5001);
-    std::fill(zero.coefficients.begin(), zero.coefficients.end(), std::uint8_t{0});
+    const testing::SymbolMix mix(layout, data, seeds);
 
     const auto c = cpu->open(layout, seeds), k = counting->open(layout, seeds);
     EXPECT_TRUE(k->counts_only());
@@ -51,15 +41,7 @@ TEST(CountingDecoder, AgreesWithTheCpuDecoderSymbolBySymbol) {
     for (int pass = 0; pass < 2; ++pass) {
       std::vector<rlnc::CodedSymbol> sent;
       for (std::uint32_t id = 0; !c->complete() && id < 4 * n + 64; ++id) {
-        const std::uint64_t kind = rng() % 16;
-        rlnc::CodedSymbol s = id < n                       ? systematic.produce(id)
-                              : kind == 0 && !sent.empty() ? sent[rng() % sent.size()]
-                              : kind == 1                  ? sparse.produce(1000 + id)
-                              : kind == 2                  ? explicit_form.produce(3000 + id)
-                                                           : dense.produce(1000 + id);
-        if (id == n / 2) s = short_payload;
-        if (id == n / 2 + 1) s = past_n;
-        if (id == n / 2 + 2) s = zero;
+        const rlnc::CodedSymbol s = mix.pick(id, rng, sent);
         if (rng() % 10 < 3) continue;  // lost
         sent.push_back(s);
         ASSERT_EQ(add(*k, s.view()), add(*c, s.view())) << "pass " << pass << ", symbol " << id;
@@ -72,18 +54,12 @@ TEST(CountingDecoder, AgreesWithTheCpuDecoderSymbolBySymbol) {
         continue;
       }
       ASSERT_TRUE(k->complete());
-      ASSERT_EQ(add(*k, dense.produce(9000).view()), add(*c, dense.produce(9000).view()));
+      ASSERT_EQ(add(*k, mix.fresh().view()), add(*c, mix.fresh().view()));
     }
     EXPECT_TRUE(k->data_ready());
     EXPECT_THROW(k->data(), rlnc::Error);  // it holds none
     EXPECT_EQ(k->host_rows(), nullptr);
   }
-}
-
-StreamReceiver::Result feed(StreamReceiver& r, const std::vector<std::uint8_t>& body, std::uint32_t server_id) {
-  const auto v = r.read_coded(body);
-  EXPECT_TRUE(v);
-  return r.on_symbol(*v, server_id, Clock::now());
 }
 
 TEST(CountingDecoder, ReceiverAcknowledgesAndCountsAsADecodingOne) {
