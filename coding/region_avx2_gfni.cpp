@@ -63,6 +63,11 @@ struct TableMats {
 // (ISA-L's 2-output kernel takes 96 bytes a step; 64 held ncast's 4+2 to 0.9x of it).
 constexpr std::size_t vectors_per_step(std::size_t g) { return g <= 2 ? 4 : g == 3 ? 3 : 2; }
 
+// Wider steps pay while few sources are read. With more, a step that touches two lines of every source
+// lost to one line a step on Zen 4 (per call: 17+3 at 64 KiB and 1 MiB 5-15 %, 8+3 at 1 MiB 5 %, where
+// 6+3 gained 4-6 % at 4 KiB to 1 MiB), so those take 2 vectors, one line, a step.
+constexpr std::size_t kWideStepMaxSources = 6;
+
 // G outputs, V vectors each, at column pos; k ≥ 1. Inlined by force: GCC kept the wider steps out of
 // line, and a call per step cost more than the wider step gained. The first source's products start
 // the accumulators rather than being xored into zeros: with affine and xor sharing the vector pipes,
@@ -103,7 +108,9 @@ void dot_columns(std::uint8_t* const* group_dsts, const std::uint8_t* const* src
   std::copy_n(group_dsts, G, dsts);
   const std::size_t end = off + n;
   std::size_t pos = off;
-  for (; pos + V * kVec <= end; pos += V * kVec) dot_step<G, V>(dsts, srcs, k, mats, pos, accumulate);
+  if (k <= kWideStepMaxSources)
+    for (; pos + V * kVec <= end; pos += V * kVec) dot_step<G, V>(dsts, srcs, k, mats, pos, accumulate);
+  for (; pos + 2 * kVec <= end; pos += 2 * kVec) dot_step<G, 2>(dsts, srcs, k, mats, pos, accumulate);
   for (; pos + kVec <= end; pos += kVec) dot_step<G, 1>(dsts, srcs, k, mats, pos, accumulate);
   dot_tail(dsts, G, srcs, k, coefs, pos, end, accumulate);
 }
