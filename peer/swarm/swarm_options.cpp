@@ -52,6 +52,10 @@ void declare_peers(po::options_description& d, SwarmOptions& o, RawOptions& r) {
   d.add_options()("peers,n", po::value(&o.peers)->default_value(10), "peers at once")(
       "threads", po::value(&r.threads)->default_value(r.threads),
       "worker threads running the peers (default: cores − 1)")(
+      "peers-per-socket", po::value(&o.peers_per_socket)->default_value(64),
+      "toward an IPv4 loopback server, this many peers of a thread share a UDP socket, each under a 127/8 "
+      "address of its own (so a swarm needs a descriptor per group, not per peer); other servers (IPv6, "
+      "another host), or 1: a socket per peer")(
       "realtime", po::value(&o.realtime_fraction)->default_value(1.0),
       "fraction of peers paced at the stream's bitrate; the rest download as fast as allowed")(
       "verify-fraction", po::value(&o.verify_fraction)->default_value(1.0),
@@ -126,6 +130,8 @@ void check_peers(SwarmOptions& o, const RawOptions& r) {
   if (o.peers < 1 || o.peers > 1000000) throw std::invalid_argument("--peers must be 1..1000000");
   if (r.threads < 1 || r.threads > 1024) throw std::invalid_argument("--threads must be 1..1024");
   o.threads = r.threads;
+  if (o.peers_per_socket < 1 || o.peers_per_socket > 4096)
+    throw std::invalid_argument("--peers-per-socket must be 1..4096");
   if (!(o.realtime_fraction >= 0 && o.realtime_fraction <= 1))
     throw std::invalid_argument("--realtime must be in [0, 1]");
   if (!(o.verify_fraction > 0 && o.verify_fraction <= 1))
