@@ -129,8 +129,11 @@ void SocketGroup::on_readable() {
     }
     s->member->on_datagram(d, from, now);
   };
-  // A few batches at most, so that one busy socket does not starve the others of its thread.
-  for (int batch = 0; batch < 4; ++batch) {
+  // A few batches per member at most, as when each peer had a socket: one busy socket does not starve
+  // the others of its thread, and a group is drained as fast as its members were (with 4 batches a
+  // round for a whole group, its queue grew to the 64 MB of its buffer and overflowed at 1,500 peers).
+  const std::size_t batches = 4 * std::max<std::size_t>(seats_.size(), 1);
+  for (std::size_t batch = 0; batch < batches; ++batch) {
     const auto r = shared_ ? net::receive_batch_to(fd_, scratch_.bytes.data(), RxScratch::kBatch, deliver)
                            : net::receive_batch(fd_, scratch_.bytes.data(), RxScratch::kBatch,
                                                 [&](std::span<std::uint8_t> d, const net::Address& from) {
