@@ -14,8 +14,11 @@ constexpr int kSnapshotEvery = 5;  // ticks between counter snapshots for the ca
 
 }  // namespace
 
-Worker::Worker(std::uint16_t max_datagram, std::size_t per_socket)
-    : sockets_(io_, per_socket, max_datagram), tick_timer_(io_), guard_(io_.get_executor()) {}
+Worker::Worker(std::uint16_t max_datagram, std::size_t per_socket, bool share_digests)
+    : sockets_(io_, per_socket, max_datagram),
+      digests_(share_digests ? std::make_shared<peer::SharedDigests>() : nullptr),
+      tick_timer_(io_),
+      guard_(io_.get_executor()) {}
 
 void Worker::run() {
   thread_ = std::thread([this] {
@@ -26,7 +29,7 @@ void Worker::run() {
 
 void Worker::add(MakePeer make) {
   asio::post(io_, [this, make = std::move(make)] {
-    peers_.push_back(make(io_, sockets_));
+    peers_.push_back(make(io_, sockets_, digests_));
     peers_.back()->start(Clock::now());
     ++handled_;
   });
@@ -39,7 +42,7 @@ void Worker::churn(std::uint64_t pick, bool polite, MakePeer make) {
       if (p->status() == SimPeer::Status::running) running.push_back(p.get());
     if (!running.empty()) {
       running[pick % running.size()]->leave(polite, Clock::now());
-      peers_.push_back(make(io_, sockets_));
+      peers_.push_back(make(io_, sockets_, digests_));
       peers_.back()->start(Clock::now());
     }
     ++handled_;

@@ -18,13 +18,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "peer/shared_digests.hpp"
 #include "peer/swarm/sim_peer.hpp"
 #include "peer/swarm/socket_group.hpp"
 
 namespace ncast::swarm {
 
-// Makes a peer on the worker's thread, with the worker's io_context and sockets.
-using MakePeer = std::function<std::unique_ptr<SimPeer>(boost::asio::io_context&, SocketGroups&)>;
+// Makes a peer on the worker's thread, with the worker's io_context, sockets and digests of shared
+// parts (null when they are not shared).
+using MakePeer = std::function<std::unique_ptr<SimPeer>(boost::asio::io_context&, SocketGroups&,
+                                                        const std::shared_ptr<peer::SharedDigests>&)>;
 
 // What a worker publishes for the calling thread, each snapshot self-consistent.
 struct WorkerSnapshot {
@@ -35,8 +38,9 @@ struct WorkerSnapshot {
 
 class Worker {
  public:
-  // per_socket: peers that share a socket (SocketGroups).
-  Worker(std::uint16_t max_datagram, std::size_t per_socket);
+  // per_socket: peers that share a socket (SocketGroups); share_digests: the peers of the thread hash
+  // each CODED shared part once (peer::SharedDigests).
+  Worker(std::uint16_t max_datagram, std::size_t per_socket, bool share_digests);
 
   void run();
   // Starts the peer that make makes.
@@ -54,6 +58,7 @@ class Worker {
 
   boost::asio::io_context io_;
   SocketGroups sockets_;  // outlives the peers, which leave their seats as they go
+  std::shared_ptr<peer::SharedDigests> digests_;
   boost::asio::steady_timer tick_timer_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_;
   std::vector<std::unique_ptr<SimPeer>> peers_;
