@@ -229,8 +229,7 @@ void ServerLink::note_identity_mismatch(const proto::Header& header, std::span<s
 bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& header, TimePoint now, const Send& send) {
   if (d.size() > max_datagram_) return drop(proto::DropReason::oversized), false;
   if (header.type == proto::PacketType::ack) return drop(proto::DropReason::unexpected), false;
-  if (header.type == proto::PacketType::coded && !proto::coded_authentic(d, *coded_mac_))
-    return drop(proto::DropReason::auth), false;
+  if (header.type == proto::PacketType::coded && !coded_authentic(d)) return drop(proto::DropReason::auth), false;
   if (!replay_.check(header.number)) return drop(proto::DropReason::replay), false;
   auto body = open_body(d, header);
   if (!body) return drop(proto::DropReason::auth), false;
@@ -279,6 +278,12 @@ bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& he
   }
   if (ack_now_) send_ack(now, send);
   return completed;
+}
+
+bool ServerLink::coded_authentic(std::span<const std::uint8_t> d) const {
+  if (!options_.digests) return proto::coded_authentic(d, *coded_mac_);
+  return proto::coded_authentic(d, *coded_mac_,
+                                [&](std::span<const std::uint8_t> shared) { return options_.digests->digest(shared); });
 }
 
 std::optional<std::span<const std::uint8_t>> ServerLink::open_body(std::span<std::uint8_t> d,

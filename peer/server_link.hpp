@@ -6,12 +6,14 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <utility>
 
 #include "net/address.hpp"
+#include "peer/shared_digests.hpp"
 #include "peer/stream_receiver.hpp"
 #include "protocol/coded_seal.hpp"
 #include "protocol/crypto.hpp"
@@ -35,6 +37,8 @@ struct LinkOptions {
   std::optional<proto::PublicKey> pinned;
   std::chrono::milliseconds stall_timeout{2000};  // silence while data is expected that triggers a new handshake
   int max_attempts = 12;                          // per handshake step (docs/protocol.md section 7)
+  // The CODED shared parts' SHA-256, shared with other links of this thread (null: each computed here).
+  std::shared_ptr<SharedDigests> digests;
 };
 
 struct LinkCounters {
@@ -91,6 +95,7 @@ class ServerLink {
   void on_manifest(const proto::Header& header, std::span<std::uint8_t> datagram, TimePoint now, const Send& send);
   // A protected packet's body, decrypted in place: the session key's, or for CODED the stream key's.
   std::optional<std::span<const std::uint8_t>> open_body(std::span<std::uint8_t> d, const proto::Header& header);
+  bool coded_authentic(std::span<const std::uint8_t> d) const;
   bool on_protected(std::span<std::uint8_t> datagram, const proto::Header& header, TimePoint now, const Send& send);
   void note_identity_mismatch(const proto::Header& header, std::span<std::uint8_t> datagram, TimePoint now);
   // The session's origin: adopted when trusted, held while the origin's key is not (yet) trusted.

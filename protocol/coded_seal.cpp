@@ -63,10 +63,15 @@ std::optional<std::span<std::uint8_t>> coded_shared_part(std::span<std::uint8_t>
 }
 
 bool coded_authentic(std::span<const std::uint8_t> datagram, const Cmac& mac) {
+  return coded_authentic(datagram, mac, [](std::span<const std::uint8_t> shared) { return sha256(shared); });
+}
+
+bool coded_authentic(std::span<const std::uint8_t> datagram, const Cmac& mac,
+                     const std::function<Sha256Digest(std::span<const std::uint8_t>)>& digest) {
   if (datagram.size() < kHeaderSize + kMinSharedSize + kAuthenticatorSize) return false;
   const auto shared = datagram.subspan(kHeaderSize, datagram.size() - kHeaderSize - kAuthenticatorSize);
   const Authenticator expected =
-      authenticator(mac, std::span<const std::uint8_t, kHeaderSize>(datagram.data(), kHeaderSize), sha256(shared));
+      authenticator(mac, std::span<const std::uint8_t, kHeaderSize>(datagram.data(), kHeaderSize), digest(shared));
   return CRYPTO_memcmp(expected.data(), datagram.data() + datagram.size() - kAuthenticatorSize, expected.size()) == 0;
 }
 

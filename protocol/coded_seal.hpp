@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -57,5 +58,9 @@ std::size_t write_coded_packet(std::span<std::uint8_t> out, const CodedEnvelope&
 std::optional<std::span<std::uint8_t>> coded_shared_part(std::span<std::uint8_t> datagram);
 // Whether a CODED datagram's authenticator verifies under this session's MAC key (constant-time compare).
 bool coded_authentic(std::span<const std::uint8_t> datagram, const Cmac& mac);
+// The same, with the shared part's SHA-256 from `digest` (given the shared part: sha256, or a cache of
+// digests that many sessions share, peer/shared_digests.hpp).
+bool coded_authentic(std::span<const std::uint8_t> datagram, const Cmac& mac,
+                     const std::function<Sha256Digest(std::span<const std::uint8_t>)>& digest);
 
 }  // namespace ncast::proto

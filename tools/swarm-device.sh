@@ -69,7 +69,8 @@ run() {
   for p in ncast-server ncast-swarm ncast-bench; do
     [ -x "$carry/$p" ] || { echo "swarm-device: $carry lacks $p; run 'tools/swarm-device.sh prepare' where ncast builds" >&2; exit 2; }
   done
-  # A socket per simulated peer, and kernel buffers for a few hundred Mbit/s on loopback.
+  # A socket per group of 64 simulated peers (ncast-swarm --peers-per-socket: 40,000 peers need about
+  # 700 descriptors, well under the host's hard 20,000), and kernel buffers for a few hundred Mbit/s on loopback.
   ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
   sysctl -qw net.core.rmem_max=8388608 net.core.wmem_max=8388608 2>/dev/null || true
   local cores last threads scores

@@ -1,14 +1,9 @@
 #include "peer/swarm/sim_peer.hpp"
 
-#include <sys/socket.h>
-
 #include <boost/asio/post.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <system_error>
 
 #include "peer/counting_decoder.hpp"
 #include "protocol/packets.hpp"
@@ -35,6 +30,7 @@ peer::LinkOptions link_options(const SimPeerOptions& o) {
   lo.download = !o.realtime;
   lo.max_datagram = o.max_datagram;
   lo.stall_timeout = o.stall_timeout;
+  lo.digests = o.digests;
   return lo;
 }
 
@@ -49,15 +45,12 @@ std::shared_ptr<peer::DecoderFactory> decoders(const SimPeerOptions& o, asio::io
 
 }  // namespace
 
-SimPeer::SimPeer(asio::io_context& io, std::uint32_t id, SimPeerOptions options, Drop drop, RxScratch& scratch,
-                 ReadySet& ready)
+SimPeer::SimPeer(asio::io_context& io, std::uint32_t id, SimPeerOptions options, Drop drop, SocketGroups& sockets)
     : io_(io),
       id_(id),
       options_(std::move(options)),
       drop_(std::move(drop)),
-      scratch_(scratch),
-      ready_(ready),
-      socket_(io),
+      sockets_(sockets),
       receiver_(
           {options_.window, false, std::chrono::milliseconds(500)},
           [this](std::span<const std::uint8_t>) {
@@ -72,24 +65,9 @@ SimPeer::SimPeer(asio::io_context& io, std::uint32_t id, SimPeerOptions options,
       jitter_state_(options_.seed ^ 0xA5A5A5A5u) {
   if (options_.servers.empty()) throw std::invalid_argument("a simulated peer needs a server");
   delayed_path_ = options_.delay.count() > 0 || options_.jitter.count() > 0;
-  const net::Address& first = options_.servers.front();
-  const bool v4 = first.family == 4;
-  socket_.open(v4 ? asio::ip::udp::v4() : asio::ip::udp::v6());
-  const int fd = socket_.native_handle();
-  const int size = static_cast<int>(options_.socket_buffer);
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
-  net::enable_udp_gro(fd);
-  net::Address bind;
-  bind.family = first.family;
-  if (first.is_loopback()) bind.ip = first.ip;
-  sockaddr_storage ss{};
-  const socklen_t len = bind.to_sockaddr(ss);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0)
-    throw std::system_error(errno, std::generic_category(), "simulated peer: cannot bind UDP " + bind.to_string());
-  socket_.non_blocking(true);
-
   for (std::size_t i = 0; i < links_.size(); ++i)
     senders_.push_back([this, i](std::span<const std::uint8_t> d) { transmit(i, d); });
+  place_ = sockets_.seat(*this, options_.servers, options_.socket_buffer);
 }
 
 SimPeer::~SimPeer() {
@@ -98,32 +76,16 @@ SimPeer::~SimPeer() {
   try {
     delay_timer_.cancel();
   } catch (const boost::system::system_error&) {}
-  boost::system::error_code ignore;
-  socket_.close(ignore);
+  sockets_.leave(*this, place_);
 }
 
 void SimPeer::start(TimePoint now) {
   started_ = now;
   for (std::size_t i = 0; i < links_.size(); ++i) links_[i].start(now, senders_[i]);
-  ready_.add(socket_.native_handle(), *this);
-}
-
-void SimPeer::on_readable() {
-  if (status_ != Status::running) return;
-  const TimePoint now = Clock::now();
-  // A few batches at most, so that one busy peer does not starve the others of its thread.
-  for (int batch = 0; batch < 4 && status_ == Status::running; ++batch) {
-    const auto r = net::receive_batch(socket_.native_handle(), scratch_.bytes.data(), RxScratch::kBatch,
-                                      [&](std::span<std::uint8_t> d, const net::Address& from) {
-                                        if (d.size() <= scratch_.max_datagram && status_ == Status::running)
-                                          on_datagram(d, from, now);
-                                      });
-    if (r.messages < RxScratch::kBatch) break;
-  }
-  after_input(now);
 }
 
 void SimPeer::on_datagram(std::span<std::uint8_t> d, const net::Address& from, TimePoint now) {
+  if (status_ != Status::running) return;
   for (std::size_t i = 0; i < links_.size(); ++i) {
     if (links_[i].options().server != from) continue;
     if (!delayed_path_) return arrive(i, d, now);
@@ -154,11 +116,8 @@ void SimPeer::transmit(std::size_t link, std::span<const std::uint8_t> d) {
 }
 
 void SimPeer::send_raw(std::size_t link, std::span<const std::uint8_t> d) {
-  if (!socket_.is_open()) return;
-  sockaddr_storage ss{};
-  const socklen_t len = links_[link].options().server.to_sockaddr(ss);
-  if (::sendto(socket_.native_handle(), d.data(), d.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&ss), len) < 0)
-    ++send_errors_;
+  if (place_.group == nullptr) return;
+  if (!place_.group->send(place_.local, links_[link].options().server, d)) ++send_errors_;
 }
 
 TimePoint SimPeer::delayed_until(TimePoint now) {
@@ -246,12 +205,10 @@ void SimPeer::finish(Status status, TimePoint now) {
   status_ = status;
   ended_ = now;
   receiver_.finish(now);
-  // Free the port and the pending work: a finished peer costs nothing more.
-  boost::system::error_code ignore;
+  // Free the seat and the pending work: a finished peer costs nothing more.
   delay_timer_.cancel();
   delayed_ = {};
-  ready_.remove(socket_.native_handle());
-  socket_.close(ignore);
+  sockets_.leave(*this, place_);
 }
 
 nlohmann::json SimPeer::report() const {
@@ -260,6 +217,7 @@ nlohmann::json SimPeer::report() const {
   j["id"] = id_;
   j["mode"] = options_.realtime ? "realtime" : "download";
   j["verifies"] = options_.verify;
+  j["address"] = place_.local.to_string();  // as its servers see it
   const char* status = "running";
   switch (status_) {
     case Status::running: status = "running"; break;
@@ -298,6 +256,7 @@ nlohmann::json SimPeer::report() const {
   }
   j["bad_packets"] = bad + s.rejected + unknown_source_;
   j["rejoins"] = rejoins;
+  j["send_errors"] = send_errors_;
   return j;
 }
 

@@ -1,14 +1,14 @@
 #pragma once
 // One simulated peer of a swarm: the ncast-peer protocol machinery (ServerLink per server, one
-// StreamReceiver that decodes and verifies every segment) on a socket of its own, but on an io_context
-// shared with many other peers and polled by their worker's tick rather than timers of its own. The
+// StreamReceiver that decodes and verifies every segment) on an io_context shared with many other
+// peers and polled by their worker's tick rather than timers of its own, on a socket that it may share
+// with other peers of its worker under an address of its own (peer/swarm/socket_group.hpp). The
 // path to the servers is emulated: arriving datagrams go through a loss process, and both directions
 // can be delayed with jitter. The decoded stream is not kept: each segment is verified (SHA-256) and fed
 // to a model player (Playback) that counts what would have been late at the stream's bitrate. A
 // counting peer (SimPeerOptions::verify false) authenticates every datagram and acknowledges as a
 // decoding one, but tracks ranks only: its segments reach the player at full rank, unverified.
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/udp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
@@ -24,13 +24,12 @@
 #include <nlohmann/json.hpp>
 
 #include "net/address.hpp"
-#include "net/udp_receive.hpp"
 #include "peer/decode_batcher.hpp"
 #include "peer/server_link.hpp"
 #include "peer/server_links.hpp"
 #include "peer/stream_receiver.hpp"
 #include "peer/swarm/playback.hpp"
-#include "peer/swarm/ready_set.hpp"
+#include "peer/swarm/socket_group.hpp"
 
 namespace ncast::swarm {
 
@@ -54,24 +53,15 @@ struct SimPeerOptions {
   // (peer/counting_decoder.hpp) and neither decodes nor verifies: the same traffic and ACKs for the
   // servers at a fraction of the CPU.
   bool verify = true;
+  std::shared_ptr<peer::SharedDigests> digests;  // its thread's, for the links (null: each hashes alone)
 };
 
-// Datagrams are read in batches into a buffer that the peers of one thread share. A message may be a
-// GRO run of several datagrams (net/udp_receive.hpp), so each has room for the largest.
-struct RxScratch {
-  static constexpr std::size_t kBatch = 16;
-  explicit RxScratch(std::size_t max_datagram) : max_datagram(max_datagram), bytes(kBatch * net::kGroMaxMessage) {}
-  std::size_t max_datagram;  // longer datagrams are dropped: too long for the session
-  std::vector<std::uint8_t> bytes;
-};
-
-class SimPeer final : private Readable {
+class SimPeer final : private GroupMember {
  public:
   enum class Status : std::uint8_t { running, complete, failed, left };
   using Drop = std::function<bool(TimePoint)>;  // the loss process: true drops the datagram arriving then
 
-  SimPeer(boost::asio::io_context& io, std::uint32_t id, SimPeerOptions options, Drop drop, RxScratch& scratch,
-          ReadySet& ready);
+  SimPeer(boost::asio::io_context& io, std::uint32_t id, SimPeerOptions options, Drop drop, SocketGroups& sockets);
   ~SimPeer();
   SimPeer(const SimPeer&) = delete;
   SimPeer& operator=(const SimPeer&) = delete;
@@ -87,6 +77,8 @@ class SimPeer final : private Readable {
   void give_up(const std::string& why, TimePoint now);
 
   std::uint32_t id() const { return id_; }
+  // Where the servers see it from (while it runs).
+  const net::Address& address() const { return place_.local; }
   Status status() const { return status_; }
   bool realtime() const { return options_.realtime; }
   bool verifies() const { return options_.verify; }
@@ -107,8 +99,7 @@ class SimPeer final : private Readable {
     bool operator>(const Delayed& o) const { return due != o.due ? due > o.due : order > o.order; }
   };
 
-  void on_readable() override;
-  void on_datagram(std::span<std::uint8_t> datagram, const net::Address& from, TimePoint now);
+  void on_datagram(std::span<std::uint8_t> datagram, const net::Address& from, TimePoint now) override;
   // Past the emulated delay: the loss process, then the link.
   void arrive(std::size_t link, std::span<std::uint8_t> datagram, TimePoint now);
   void transmit(std::size_t link, std::span<const std::uint8_t> datagram);
@@ -116,16 +107,15 @@ class SimPeer final : private Readable {
   TimePoint delayed_until(TimePoint now);
   void arm_delay_timer();
   void run_delayed();
-  void after_input(TimePoint now);
+  void after_input(TimePoint now) override;
   void finish(Status status, TimePoint now);
 
   boost::asio::io_context& io_;
   std::uint32_t id_;
   SimPeerOptions options_;
   Drop drop_;
-  RxScratch& scratch_;
-  ReadySet& ready_;
-  boost::asio::ip::udp::socket socket_;
+  SocketGroups& sockets_;
+  SocketGroups::Place place_;
   peer::StreamReceiver receiver_;
   std::optional<Playback> playback_;  // from the first segment on, at the manifest's bitrate
   peer::ServerLinks links_;

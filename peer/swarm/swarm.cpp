@@ -14,6 +14,7 @@
 #include "peer/decoder_factory.hpp"
 #include "peer/swarm/metrics_scrape.hpp"
 #include "peer/swarm/sim_peer.hpp"
+#include "peer/swarm/socket_group.hpp"
 #include "peer/swarm/swarm_report.hpp"
 #include "peer/swarm/worker.hpp"
 
@@ -32,6 +33,7 @@ void check(const SwarmOptions& o) {
   if (o.stream.empty()) throw std::invalid_argument("a swarm needs a stream name");
   if (o.peers == 0) throw std::invalid_argument("a swarm needs at least one peer");
   if (o.threads == 0) throw std::invalid_argument("a swarm needs at least one thread");
+  if (o.peers_per_socket == 0) throw std::invalid_argument("at least one peer per socket");
   if (!(o.realtime_fraction >= 0 && o.realtime_fraction <= 1))
     throw std::invalid_argument("the realtime fraction must be in [0, 1]");
   if (!(o.verify_fraction > 0 && o.verify_fraction <= 1))
@@ -41,11 +43,11 @@ void check(const SwarmOptions& o) {
     throw std::invalid_argument("times and rates must not be negative (and the timeout positive)");
 }
 
-// Lets the process hold a socket per peer.
-void raise_descriptor_limit(std::size_t peers) {
+// Lets the process hold the peers' sockets.
+void raise_descriptor_limit(const SwarmOptions& o, std::size_t peers) {
   rlimit r{};
   if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return;
-  const rlim_t want = static_cast<rlim_t>(peers) + 256;
+  const rlim_t want = static_cast<rlim_t>(descriptors_needed(o, peers));
   if (r.rlim_cur >= want) return;
   r.rlim_cur = std::min(want, r.rlim_max);
   ::setrlimit(RLIMIT_NOFILE, &r);
@@ -128,10 +130,12 @@ class PeerMaker {
   MakePeer operator()(std::uint32_t id) {
     SimPeerOptions po = options_of(id);
     SimPeer::Drop drop = drop_of(po.seed);
-    return [id, po = std::move(po), drop = std::move(drop)](boost::asio::io_context& io, RxScratch& scratch,
-                                                            ReadySet& ready) {
-      return std::make_unique<SimPeer>(io, id, po, drop, scratch, ready);
-    };
+    return
+        [id, po = std::move(po), drop = std::move(drop)](boost::asio::io_context& io, SocketGroups& sockets,
+                                                         const std::shared_ptr<peer::SharedDigests>& digests) mutable {
+          po.digests = digests;
+          return std::make_unique<SimPeer>(io, id, po, drop, sockets);
+        };
   }
 
  private:
@@ -167,9 +171,11 @@ class PeerMaker {
 // its requests when its snapshot has handled as many.
 class WorkerPool {
  public:
-  WorkerPool(unsigned threads, std::uint16_t max_datagram) : posted_(threads, 0) {
+  WorkerPool(unsigned threads, std::uint16_t max_datagram, std::size_t per_socket, bool share_digests)
+      : posted_(threads, 0) {
     workers_.reserve(threads);
-    for (unsigned t = 0; t < threads; ++t) workers_.push_back(std::make_unique<Worker>(max_datagram));
+    for (unsigned t = 0; t < threads; ++t)
+      workers_.push_back(std::make_unique<Worker>(max_datagram, per_socket, share_digests));
     for (auto& w : workers_) w->run();
   }
 
@@ -319,17 +325,25 @@ bool verifies(std::uint32_t id, double fraction) {
   return x - std::floor(x) < fraction;
 }
 
+std::size_t descriptors_needed(const SwarmOptions& o, std::size_t peers) {
+  constexpr std::size_t kMargin = 256;
+  // A worker's last group may be part full.
+  if (!shares_sockets(o.servers, o.peers_per_socket)) return peers + kMargin;
+  return (peers + o.peers_per_socket - 1) / o.peers_per_socket + o.threads + kMargin;
+}
+
 nlohmann::json run_swarm(const SwarmOptions& o) {
   check(o);
   // Before any peer starts: --decoder gpu without a device fails here.
   const Decoding decoding = choose_decoding(o);
   const std::size_t expected_churn = static_cast<std::size_t>(std::ceil(o.churn_rate * o.churn_duration_s * 2 + 16));
-  raise_descriptor_limit(o.peers + (o.churn_rate > 0 ? expected_churn : 0));
+  raise_descriptor_limit(o, o.peers + (o.churn_rate > 0 ? expected_churn : 0));
 
   PeerMaker make_peer(o, decoding.batcher);
   RunRecord run;
   run.costs = scrape_before(o);
-  WorkerPool pool(static_cast<unsigned>(std::min<std::size_t>(o.threads, o.peers)), o.max_datagram);
+  WorkerPool pool(static_cast<unsigned>(std::min<std::size_t>(o.threads, o.peers)), o.max_datagram, o.peers_per_socket,
+                  o.share_digests);
   Conductor conductor(o, make_peer, pool);
   const double cpu_start = process_cpu_seconds();
   const std::string why = conductor.run();

@@ -34,6 +34,11 @@ struct SwarmOptions {
   std::string stream;
   std::size_t peers = 10;
   unsigned threads = 1;
+  // Peers of a worker thread that share one socket toward an IPv4 loopback server, each under a
+  // loopback address of its own (peer/swarm/socket_group.hpp); 1, or a server elsewhere: a socket each.
+  std::size_t peers_per_socket = 64;
+  // The peers of a worker thread hash each CODED shared part once (peer/shared_digests.hpp).
+  bool share_digests = true;
   double realtime_fraction = 1.0;  // the rest download as fast as allowed
   // in (0, 1]: the peers that decode and verify every segment (verifies() picks them); the others
   // count ranks only (SimPeerOptions::verify).
@@ -77,6 +82,10 @@ nlohmann::json run_swarm(const SwarmOptions& options);
 // the golden ratio's conjugate. Deterministic, spread evenly over any run of ids (a Weyl sequence),
 // whatever the realtime fraction's pattern, and peer 0 always verifies.
 bool verifies(std::uint32_t id, double fraction);
+
+// The file descriptors that `peers` peers at once need: their sockets, and a margin for the rest of
+// the process.
+std::size_t descriptors_needed(const SwarmOptions& options, std::size_t peers);
 
 // Below this many peers the CPU decodes a swarm with a small part of a core (a 768 kbit/s peer
 // costs about 0.1 % of one), and batches would be too thin to be worth the GPU's thread and copies.

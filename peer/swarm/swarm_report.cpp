@@ -221,6 +221,10 @@ nlohmann::json swarm_report(const SwarmOptions& o, RunRecord&& run, nlohmann::js
   j["wall_s"] = run.wall_s;
   j["decoder"] = std::move(decoder);
   j["swarm_cpu_s"] = run.cpu_s;
+  // Of one core, per peer: what a simulated peer costs the host that runs the swarm.
+  j["swarm_cpu_per_peer"] =
+      run.wall_s > 0 && totals.peers > 0 ? run.cpu_s / run.wall_s / static_cast<double>(totals.peers) : 0.0;
+  j["peers_per_socket"] = o.peers_per_socket;
   report_totals(j, totals, run.wall_s);
   j["partial"] = !run.partial.empty();
   if (!run.partial.empty()) {

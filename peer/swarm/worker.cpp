@@ -14,8 +14,11 @@ constexpr int kSnapshotEvery = 5;  // ticks between counter snapshots for the ca
 
 }  // namespace
 
-Worker::Worker(std::uint16_t max_datagram)
-    : scratch_(max_datagram), ready_(io_), tick_timer_(io_), guard_(io_.get_executor()) {}
+Worker::Worker(std::uint16_t max_datagram, std::size_t per_socket, bool share_digests)
+    : sockets_(io_, per_socket, max_datagram),
+      digests_(share_digests ? std::make_shared<peer::SharedDigests>() : nullptr),
+      tick_timer_(io_),
+      guard_(io_.get_executor()) {}
 
 void Worker::run() {
   thread_ = std::thread([this] {
@@ -26,7 +29,7 @@ void Worker::run() {
 
 void Worker::add(MakePeer make) {
   asio::post(io_, [this, make = std::move(make)] {
-    peers_.push_back(make(io_, scratch_, ready_));
+    peers_.push_back(make(io_, sockets_, digests_));
     peers_.back()->start(Clock::now());
     ++handled_;
   });
@@ -39,7 +42,7 @@ void Worker::churn(std::uint64_t pick, bool polite, MakePeer make) {
       if (p->status() == SimPeer::Status::running) running.push_back(p.get());
     if (!running.empty()) {
       running[pick % running.size()]->leave(polite, Clock::now());
-      peers_.push_back(make(io_, scratch_, ready_));
+      peers_.push_back(make(io_, sockets_, digests_));
       peers_.back()->start(Clock::now());
     }
     ++handled_;
@@ -58,7 +61,7 @@ std::future<std::vector<nlohmann::json>> Worker::finish(std::string why) {
     }
     stopping_ = true;
     tick_timer_.cancel();
-    ready_.close();
+    sockets_.close();
     guard_.reset();
     promise->set_value(std::move(reports));
   });
@@ -79,6 +82,7 @@ void Worker::tick() {
   if (stopping_) return;
   const auto now = Clock::now();
   for (auto& p : peers_) p->poll(now);
+  sockets_.sweep();
   if (++ticks_ % kSnapshotEvery == 0) publish();
   tick_timer_.expires_after(kTick);
   tick_timer_.async_wait([this](const boost::system::error_code& ec) {

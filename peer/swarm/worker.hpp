@@ -1,7 +1,7 @@
 #pragma once
 // One worker thread of a swarm: many simulated peers on one io_context, polled every tick, sharing
-// the thread's receive scratch and socket readiness set. The calling thread posts requests (start a
-// peer, churn one) and reads the counters the worker publishes every few ticks.
+// the thread's sockets (peer/swarm/socket_group.hpp), receive scratch and socket readiness set. The calling thread
+// posts requests (start a peer, churn one) and reads the counters the worker publishes every few ticks.
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -18,13 +18,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "peer/swarm/ready_set.hpp"
+#include "peer/shared_digests.hpp"
 #include "peer/swarm/sim_peer.hpp"
+#include "peer/swarm/socket_group.hpp"
 
 namespace ncast::swarm {
 
-// Makes a peer on the worker's thread, with the worker's io_context, scratch and readiness set.
-using MakePeer = std::function<std::unique_ptr<SimPeer>(boost::asio::io_context&, RxScratch&, ReadySet&)>;
+// Makes a peer on the worker's thread, with the worker's io_context, sockets and digests of shared
+// parts (null when they are not shared).
+using MakePeer = std::function<std::unique_ptr<SimPeer>(boost::asio::io_context&, SocketGroups&,
+                                                        const std::shared_ptr<peer::SharedDigests>&)>;
 
 // What a worker publishes for the calling thread, each snapshot self-consistent.
 struct WorkerSnapshot {
@@ -35,7 +38,9 @@ struct WorkerSnapshot {
 
 class Worker {
  public:
-  explicit Worker(std::uint16_t max_datagram);
+  // per_socket: peers that share a socket (SocketGroups); share_digests: the peers of the thread hash
+  // each CODED shared part once (peer::SharedDigests).
+  Worker(std::uint16_t max_datagram, std::size_t per_socket, bool share_digests);
 
   void run();
   // Starts the peer that make makes.
@@ -52,8 +57,8 @@ class Worker {
   void publish();
 
   boost::asio::io_context io_;
-  RxScratch scratch_;
-  ReadySet ready_;
+  SocketGroups sockets_;  // outlives the peers, which leave their seats as they go
+  std::shared_ptr<peer::SharedDigests> digests_;
   boost::asio::steady_timer tick_timer_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_;
   std::vector<std::unique_ptr<SimPeer>> peers_;

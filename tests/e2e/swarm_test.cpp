@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cmath>
+#include <set>
 
 #include "peer/decode_batcher.hpp"
 #include "peer/swarm/swarm.hpp"
@@ -140,6 +141,41 @@ TEST_F(SwarmTest, NoLossEveryPeerCompletesAndCountsAgree) {
   EXPECT_EQ(r["symbols_lost"].get<int>(), 0);
   check_consistent(r);
   check_against_server(r);
+}
+
+// The peers share sockets (8 to a socket here), and the server still sees each as a host of its own:
+// with one session per source address (and four per /24 network) every one of them is admitted at
+// once. With a socket each, all from 127.0.0.1, the server turns all but one away (busy: they retry).
+TEST_F(SwarmTest, PeersSharingSocketsAreDistinctHostsToTheServer) {
+  TempDir dir;
+  write_file(dir / "media", random_bytes(kMediaBytes, 78));
+  ServerProc strict = start_server(
+      dir, "strict",
+      {"--file", (dir / "media").string(), "--bitrate", "4M", "--symbols", std::to_string(kN), "--symbol-size",
+       std::to_string(kL), "--stats-interval", "0", "--idle-timeout", "3", "--max-sessions-per-source", "1"});
+  auto swarm = [&](const std::string& tag, const std::string& per_socket, const std::string& peers) {
+    Process p({NCAST_SWARM_BIN, "-s", "127.0.0.1:" + std::to_string(strict.port), "--stream", "media", "--json",
+               "--threads", "2", "--timeout", "20", "--ramp", "0.2", "-n", peers, "--peers-per-socket", per_socket},
+              dir / (tag + ".stdout"), dir / (tag + ".stderr"));
+    const auto code = p.wait(40s);
+    if (!code) throw std::runtime_error(tag + ": the swarm did not finish: " + p.err());
+    return Json::parse(p.out());
+  };
+  const Json shared = swarm("shared", "8", "24");
+  EXPECT_TRUE(shared["ok"].get<bool>()) << shared.dump();
+  EXPECT_EQ(shared["complete"].get<int>(), 24);
+  EXPECT_EQ(shared["peers_per_socket"].get<int>(), 8);
+  std::set<std::string> hosts;
+  for (const auto& p : shared["per_peer"]) {
+    const auto a = p["address"].get<std::string>();
+    hosts.insert(a.substr(0, a.find(':')));
+  }
+  EXPECT_EQ(hosts.size(), 24u);
+  EXPECT_EQ(hosts.count("127.0.0.1"), 0u);
+  const char* kRejects = "ncast_sent_packets_total{type=\"reject\"}";
+  EXPECT_EQ(scrape(strict.metrics).at(kRejects), 0.0);
+  swarm("own", "1", "3");
+  EXPECT_GT(scrape(strict.metrics).at(kRejects), 0.0);
 }
 
 TEST_F(SwarmTest, BernoulliLossIsMadeUpFor) {

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "net/udp_pktinfo.hpp"
 #include "net/udp_receive.hpp"
 #include "net/udp_socket.hpp"
 #include "server/server.hpp"
@@ -33,33 +34,42 @@ double thread_cpu_s() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-// Receiving sockets on 127.0.0.1, drained by a thread of their own until destroyed.
+// Receiving sockets, drained by a thread of their own until destroyed: `count` destinations, per_socket
+// of them (distinct loopback addresses) on each socket bound to INADDR_ANY, or with per_socket 1 a
+// socket on 127.0.0.1 each.
 class Sinks {
  public:
-  explicit Sinks(std::size_t count) {
+  Sinks(std::size_t count, std::size_t per_socket) {
+    const std::size_t sockets = (count + per_socket - 1) / per_socket;
     rlimit r{};
     ::getrlimit(RLIMIT_NOFILE, &r);
-    if (r.rlim_cur < count + 256 && r.rlim_max >= count + 256) {
-      r.rlim_cur = count + 256;
+    if (r.rlim_cur < sockets + 256 && r.rlim_max >= sockets + 256) {
+      r.rlim_cur = sockets + 256;
       ::setrlimit(RLIMIT_NOFILE, &r);
     }
     epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
-    for (std::size_t i = 0; i < count; ++i) {
+    for (std::size_t i = 0; i < sockets; ++i) {
       const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
       if (fd < 0) throw std::system_error(errno, std::generic_category(), "raw UDP anchor: socket");
       fds_.push_back(fd);
       // As the peers do: a GSO run arrives whole, and the sender is not charged for splitting it.
       net::enable_udp_gro(fd);
-      const int size = 512 << 10;
-      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
-      net::Address a = net::Address::parse("127.0.0.1:0");
+      const int size = static_cast<int>(std::min<std::size_t>(per_socket, 4096) << 19);
+      if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) != 0)
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+      net::Address a = net::Address::parse(per_socket > 1 ? "0.0.0.0:0" : "127.0.0.1:0");
       sockaddr_storage ss{};
       const socklen_t len = a.to_sockaddr(ss);
       if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0)
         throw std::system_error(errno, std::generic_category(), "raw UDP anchor: bind");
       socklen_t got = sizeof ss;
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &got);
-      addresses_.push_back(net::Address::from_sockaddr(reinterpret_cast<sockaddr*>(&ss)));
+      const net::Address bound = net::Address::from_sockaddr(reinterpret_cast<sockaddr*>(&ss));
+      for (std::size_t k = 0; k < per_socket && addresses_.size() < count; ++k) {
+        net::Address to = per_socket > 1 ? net::loopback_host(static_cast<std::uint32_t>(addresses_.size())) : bound;
+        to.port = bound.port;
+        addresses_.push_back(to);
+      }
       epoll_event ev{};
       ev.events = EPOLLIN;
       ev.data.fd = fd;
@@ -97,10 +107,11 @@ class Sinks {
 
 }  // namespace
 
-RawUdpResult measure_raw_udp(std::size_t datagram, std::size_t destinations, std::size_t run, double seconds) {
+RawUdpResult measure_raw_udp(std::size_t datagram, std::size_t destinations, std::size_t run, double seconds,
+                             std::size_t per_socket) {
   if (datagram == 0 || destinations == 0 || run == 0 || !(seconds > 0))
     throw std::invalid_argument("raw UDP anchor: bad parameters");
-  Sinks sinks(destinations);
+  Sinks sinks(destinations, std::max<std::size_t>(per_socket, 1));
   boost::asio::io_context io;
   server::ServerConfig defaults;
   net::UdpSocket socket(io, net::Address::parse("127.0.0.1:0"), defaults.socket_buffer, datagram);

@@ -2,7 +2,7 @@
 // The anchor of ncast-bench serve: how fast this host's network stack takes UDP datagrams through the
 // server's own send path (net::UdpSocket: sendmmsg, UDP GSO for runs to one destination) when there
 // is no coding, no crypto and no session logic: datagrams of the coded packets' size, sent round robin
-// to as many receiving sockets on loopback as the swarm has peers, `run` datagrams in a row to each
+// to as many loopback destinations as the swarm has peers, `run` datagrams in a row to each
 // (a run longer than one becomes one GSO send). A drain thread keeps the receivers reading, with UDP
 // GRO on as the peers have it. Rates are per second of the sending thread's CPU time, as the server's are per second of
 // its process's: both are what one core could send, whatever else the host is doing.
@@ -18,6 +18,9 @@ struct RawUdpResult {
   double gb_per_wall_s() const { return wall_s > 0 ? static_cast<double>(bytes) / wall_s / 1e9 : 0.0; }
 };
 
-RawUdpResult measure_raw_udp(std::size_t datagram, std::size_t destinations, std::size_t run, double seconds);
+// The destinations are distinct loopback addresses (net::loopback_host), per_socket of them on one
+// receiving socket (bound to INADDR_ANY), as the simulated peers share theirs.
+RawUdpResult measure_raw_udp(std::size_t datagram, std::size_t destinations, std::size_t run, double seconds,
+                             std::size_t per_socket);
 
 }  // namespace ncast::bench

@@ -28,6 +28,7 @@
 #include "cli/command_line.hpp"
 #include "cli/rate.hpp"
 #include "cli/subcommands.hpp"
+#include "net/address.hpp"
 #include "peer/swarm/swarm.hpp"
 #include "protocol/packets.hpp"
 #include "server/options.hpp"
@@ -53,6 +54,7 @@ struct ServeOptions {
   double late_limit = 0.01;
   double verify_fraction = 1.0;  // ncast-swarm --verify-fraction
   unsigned threads = 0;
+  std::size_t peers_per_socket = 64;  // ncast-swarm --peers-per-socket
   std::string loss = "none";
   std::string server_bin;
   int server_cpu = -1;
@@ -80,10 +82,11 @@ using tools::TempDir;
 // The best of three: on a small host the sending thread's cost per datagram moves by a third between
 // measurements (where the scheduler puts the receivers, what the trial left behind), and the anchor
 // stands for what the stack allows.
-RawUdpResult best_raw_udp(std::size_t datagram, std::size_t destinations, std::size_t run, double seconds) {
+RawUdpResult best_raw_udp(std::size_t datagram, std::size_t destinations, std::size_t run, double seconds,
+                          std::size_t per_socket) {
   RawUdpResult best;
   for (int i = 0; i < 3; ++i) {
-    const RawUdpResult r = measure_raw_udp(datagram, destinations, run, seconds);
+    const RawUdpResult r = measure_raw_udp(datagram, destinations, run, seconds, per_socket);
     if (r.gb_per_cpu_s() > best.gb_per_cpu_s()) best = r;
   }
   return best;
@@ -138,6 +141,7 @@ Trial run_trial(const ServeOptions& o, const fs::path& media, std::size_t peers,
   so.stream = media.filename().string();
   so.peers = peers;
   so.threads = threads;
+  so.peers_per_socket = o.peers_per_socket;
   so.realtime_fraction = 1.0;
   so.verify_fraction = o.verify_fraction;
   so.loss = swarm::parse_loss(o.loss);
@@ -151,8 +155,9 @@ Trial run_trial(const ServeOptions& o, const fs::path& media, std::size_t peers,
   // The anchor: the same datagrams to as many destinations, in the runs a paced session sends them in
   // (its burst, one GSO message each); and, for scale, one datagram per message.
   const std::size_t datagram = proto::coded_packet_size(0, o.symbol_size);
-  const RawUdpResult anchor = best_raw_udp(datagram, peers, o.anchor_run, o.anchor_seconds);
-  const RawUdpResult single = o.anchor_run == 1 ? anchor : best_raw_udp(datagram, peers, 1, o.anchor_seconds);
+  const RawUdpResult anchor = best_raw_udp(datagram, peers, o.anchor_run, o.anchor_seconds, o.peers_per_socket);
+  const RawUdpResult single =
+      o.anchor_run == 1 ? anchor : best_raw_udp(datagram, peers, 1, o.anchor_seconds, o.peers_per_socket);
   return {.peers = peers,
           .pass = pass,
           .swarm = std::move(result),
@@ -186,6 +191,8 @@ Record record(const ServeOptions& o, const Trial& t, const std::string& engine) 
   r["server_cpu_per_peer"] = s["server_cpu_per_peer"];
   r["server_cpu_s_per_gb"] = s["server_cpu_s_per_gb"];
   r["goodput_mbit_s"] = s["goodput_mbit_s"];
+  r["swarm_cpu_per_peer"] = s["swarm_cpu_per_peer"];
+  r["peers_per_socket"] = o.peers_per_socket;
   // The coded send path: GB sent per second of server CPU.
   const double cpu_s_per_gb = s["server_cpu_s_per_gb"].is_number() ? s["server_cpu_s_per_gb"].get<double>() : 0.0;
   r["gb_per_s"] = cpu_s_per_gb > 0 ? 1.0 / cpu_s_per_gb : 0.0;
@@ -258,6 +265,9 @@ void add_serve_options(po::options_description& desc, ServeOptions& o) {
       "a trial fails at this fraction of late segments or more")("threads", po::value(&o.threads)->default_value(0),
                                                                  "swarm worker threads (0: cores − 1, at least 1)")(
       "loss", po::value(&o.loss)->default_value(o.loss), "each peer's simulated loss (ncast-swarm --loss)")(
+      "peers-per-socket", po::value(&o.peers_per_socket)->default_value(o.peers_per_socket),
+      "simulated peers (and anchor destinations) sharing a UDP socket, each with a 127/8 address of its own "
+      "(ncast-swarm --peers-per-socket; 1: a socket each)")(
       "verify-fraction", po::value(&o.verify_fraction)->default_value(o.verify_fraction),
       "peers that decode and verify; the others count ranks (ncast-swarm --verify-fraction)")(
       "backend", po::value(&o.backend)->default_value(o.backend), "the server's coding engine: auto, cpu or cuda")(
@@ -292,6 +302,7 @@ void check_serve_options(ServeOptions& o, double bitrate) {
   if (o.anchor_run == 0) o.anchor_run = o.pacing_burst;
   if (o.anchor_run > 64) throw cli::UsageError("--anchor-run must be 0..64");
   if (o.servers < 1 || o.servers > 256) throw cli::UsageError("--servers must be 1..256");
+  if (o.peers_per_socket < 1 || o.peers_per_socket > 4096) throw cli::UsageError("--peers-per-socket must be 1..4096");
   if (o.server_threads < 1 || o.server_threads > 256) throw cli::UsageError("--server-threads must be 1..256");
   if (o.pacing_tick_us > 100000) throw cli::UsageError("--pacing-tick-us must be 0..100000");
   if (proto::coded_packet_size(0, o.symbol_size) > proto::kMinDatagram)
@@ -299,14 +310,22 @@ void check_serve_options(ServeOptions& o, double bitrate) {
   swarm::parse_loss(o.loss);
 }
 
-// A trial holds a socket per peer: the search stops below the hard descriptor limit rather than fail there.
-void cap_at_descriptor_limit(ServeOptions& o) {
-  if (rlimit r{}; ::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_max != RLIM_INFINITY && r.rlim_max > 512 &&
-                  o.max > r.rlim_max - 256) {
-    o.max = std::max<std::size_t>(o.start, r.rlim_max - 256);
-    std::cerr << "ncast-bench serve: at most " << o.max << " peers, for the descriptor limit of " << r.rlim_max
-              << " (ulimit -Hn)\n";
-  }
+// A trial holds a socket per group of peers (per peer with --peers-per-socket 1), and then the anchor
+// as many: the search stops below the hard descriptor limit rather than fail there.
+void cap_at_descriptor_limit(ServeOptions& o, unsigned threads) {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_max == RLIM_INFINITY) return;
+  swarm::SwarmOptions so;
+  so.servers = {net::Address::parse("127.0.0.1:1")};  // the trials' servers: IPv4 loopback
+  so.threads = threads;
+  so.peers_per_socket = o.peers_per_socket;
+  auto fits = [&](std::size_t peers) { return swarm::descriptors_needed(so, peers) <= r.rlim_max; };
+  if (fits(o.max)) return;
+  std::size_t lo = 0, hi = o.max;  // fits(lo), !fits(hi)
+  while (hi - lo > 1) (fits((lo + hi) / 2) ? lo : hi) = (lo + hi) / 2;
+  o.max = std::max<std::size_t>(o.start, lo);
+  std::cerr << "ncast-bench serve: at most " << o.max << " peers, for the descriptor limit of " << r.rlim_max
+            << " (ulimit -Hn) with " << o.peers_per_socket << " peers per socket\n";
 }
 
 // media_seconds of random bytes at the bitrate, as the file the servers stream.
@@ -389,9 +408,9 @@ int run_serve(int argc, char** argv) {
   if (o.server_bin.empty()) o.server_bin = default_server_binary();
   const double bitrate = cli::parse_rate(o.bitrate);
   check_serve_options(o, bitrate);
-  cap_at_descriptor_limit(o);
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const unsigned threads = o.threads ? o.threads : std::max(1u, cores - 1);
+  cap_at_descriptor_limit(o, threads);
 
   TempDir dir;
   const fs::path media = write_media(dir, o, bitrate, common.seed);

@@ -1,0 +1,124 @@
+#pragma once
+// One IPv4 UDP socket speaking for many local addresses (IP_PKTINFO): bound to INADDR_ANY and a port,
+// it sends each datagram from the source address the caller names, and tells for each datagram it
+// receives the address it was sent to. On Linux every 127/8 address is local (routed to lo), so one
+// such socket carries the traffic of many loopback hosts: the simulated peers of a swarm share sockets
+// and still look like distinct hosts to a server. As net/udp_receive.hpp, the receive is batched
+// (recvmmsg) and splits GRO runs, which always have one destination (one flow).
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+#include "net/address.hpp"
+#include "net/udp_receive.hpp"
+
+namespace ncast::net {
+
+// Loopback host n (n < kLoopbackHosts) of 127/8, never 127.0.0.1 nor the broadcast 127.255.255.255:
+// consecutive n in different /24 networks (127.a.b.0/24), so that limits per network do not lump them
+// together. Port 0.
+inline constexpr std::uint32_t kLoopbackHosts = 253u << 16;
+inline Address loopback_host(std::uint32_t n) {
+  Address a;
+  a.family = 4;
+  a.ip[0] = 127;
+  a.ip[1] = static_cast<std::uint8_t>(n >> 8);
+  a.ip[2] = static_cast<std::uint8_t>(n);
+  a.ip[3] = static_cast<std::uint8_t>(2 + (n >> 16) % 253);
+  return a;
+}
+
+// False where the kernel refuses (then no datagram says where it was sent).
+inline bool enable_destination_info(int fd) {
+  const int one = 1;
+  return ::setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof one) == 0;
+}
+
+// Sends d to `to` from the local IPv4 address `from` (its port is the socket's); the result of sendmsg.
+inline long send_from(int fd, const Address& from, const Address& to, std::span<const std::uint8_t> d) {
+  sockaddr_storage ss{};
+  const socklen_t len = to.to_sockaddr(ss);
+  iovec iov{const_cast<std::uint8_t*>(d.data()), d.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(in_pktinfo))] = {};
+  msghdr h{};
+  h.msg_name = &ss;
+  h.msg_namelen = len;
+  h.msg_iov = &iov;
+  h.msg_iovlen = 1;
+  h.msg_control = control;
+  h.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&h);
+  c->cmsg_level = IPPROTO_IP;
+  c->cmsg_type = IP_PKTINFO;
+  c->cmsg_len = CMSG_LEN(sizeof(in_pktinfo));
+  in_pktinfo info{};
+  std::memcpy(&info.ipi_spec_dst, from.ip.data(), 4);
+  std::memcpy(CMSG_DATA(c), &info, sizeof info);
+  return ::sendmsg(fd, &h, MSG_DONTWAIT);
+}
+
+// As receive_batch (net/udp_receive.hpp), for a socket with enable_destination_info: f(datagram, from,
+// to) for each datagram, `to` the IPv4 address it was sent to (port 0: the socket's). A message
+// without that information is dropped: it cannot be told whose it is.
+template <class F>
+Received receive_batch_to(int fd, std::uint8_t* buffers, std::size_t count, F&& f) {
+  count = std::min(count, kMaxReceiveBatch);
+  constexpr std::size_t kControl = CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(in_pktinfo));
+  mmsghdr msgs[kMaxReceiveBatch];
+  iovec iovs[kMaxReceiveBatch];
+  sockaddr_storage from[kMaxReceiveBatch];
+  alignas(cmsghdr) char control[kMaxReceiveBatch][kControl];
+  for (std::size_t i = 0; i < count; ++i) {
+    iovs[i] = {buffers + i * kGroMaxMessage, kGroMaxMessage};
+    std::memset(&msgs[i], 0, sizeof msgs[i]);
+    msgs[i].msg_hdr.msg_iov = &iovs[i];
+    msgs[i].msg_hdr.msg_iovlen = 1;
+    msgs[i].msg_hdr.msg_name = &from[i];
+    msgs[i].msg_hdr.msg_namelen = sizeof from[i];
+    msgs[i].msg_hdr.msg_control = control[i];
+    msgs[i].msg_hdr.msg_controllen = sizeof control[i];
+  }
+  Received r;
+  const int got = ::recvmmsg(fd, msgs, static_cast<unsigned>(count), MSG_DONTWAIT, nullptr);
+  if (got <= 0) return r;
+  r.messages = static_cast<std::size_t>(got);
+  for (std::size_t i = 0; i < r.messages; ++i) {
+    const msghdr& h = msgs[i].msg_hdr;
+    if (h.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) continue;
+    const auto addr = Address::from_sockaddr(reinterpret_cast<const sockaddr*>(&from[i]));
+    if (addr.family != 4) continue;
+    std::size_t segment = 0;
+    Address to{};
+    to.family = 0;
+    for (const cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr;
+         c = CMSG_NXTHDR(const_cast<msghdr*>(&h), const_cast<cmsghdr*>(c))) {
+      if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
+        int size = 0;
+        std::memcpy(&size, CMSG_DATA(c), sizeof size);
+        segment = size > 0 ? static_cast<std::size_t>(size) : 0;
+      } else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+        in_pktinfo info{};
+        std::memcpy(&info, CMSG_DATA(c), sizeof info);
+        to.family = 4;
+        std::memcpy(to.ip.data(), &info.ipi_addr, 4);
+      }
+    }
+    if (to.family == 0) continue;
+    const std::span<std::uint8_t> message{buffers + i * kGroMaxMessage, msgs[i].msg_len};
+    if (segment == 0 || segment >= message.size()) segment = message.size();
+    else ++r.merged;
+    for (std::size_t at = 0; at < message.size(); at += segment) {
+      f(message.subspan(at, std::min(segment, message.size() - at)), addr, to);
+      ++r.datagrams;
+    }
+  }
+  return r;
+}
+
+}  // namespace ncast::net
