@@ -9,11 +9,11 @@
 #include <netinet/udp.h>
 #include <sys/socket.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <utility>
 
 #include "net/address.hpp"
 #include "net/udp_receive.hpp"
@@ -68,57 +68,7 @@ inline long send_from(int fd, const Address& from, const Address& to, std::span<
 // without that information is dropped: it cannot be told whose it is.
 template <class F>
 Received receive_batch_to(int fd, std::uint8_t* buffers, std::size_t count, F&& f) {
-  count = std::min(count, kMaxReceiveBatch);
-  constexpr std::size_t kControl = CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(in_pktinfo));
-  mmsghdr msgs[kMaxReceiveBatch];
-  iovec iovs[kMaxReceiveBatch];
-  sockaddr_storage from[kMaxReceiveBatch];
-  alignas(cmsghdr) char control[kMaxReceiveBatch][kControl];
-  for (std::size_t i = 0; i < count; ++i) {
-    iovs[i] = {buffers + i * kGroMaxMessage, kGroMaxMessage};
-    std::memset(&msgs[i], 0, sizeof msgs[i]);
-    msgs[i].msg_hdr.msg_iov = &iovs[i];
-    msgs[i].msg_hdr.msg_iovlen = 1;
-    msgs[i].msg_hdr.msg_name = &from[i];
-    msgs[i].msg_hdr.msg_namelen = sizeof from[i];
-    msgs[i].msg_hdr.msg_control = control[i];
-    msgs[i].msg_hdr.msg_controllen = sizeof control[i];
-  }
-  Received r;
-  const int got = ::recvmmsg(fd, msgs, static_cast<unsigned>(count), MSG_DONTWAIT, nullptr);
-  if (got <= 0) return r;
-  r.messages = static_cast<std::size_t>(got);
-  for (std::size_t i = 0; i < r.messages; ++i) {
-    const msghdr& h = msgs[i].msg_hdr;
-    if (h.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) continue;
-    const auto addr = Address::from_sockaddr(reinterpret_cast<const sockaddr*>(&from[i]));
-    if (addr.family != 4) continue;
-    std::size_t segment = 0;
-    Address to{};
-    to.family = 0;
-    for (const cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr;
-         c = CMSG_NXTHDR(const_cast<msghdr*>(&h), const_cast<cmsghdr*>(c))) {
-      if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
-        int size = 0;
-        std::memcpy(&size, CMSG_DATA(c), sizeof size);
-        segment = size > 0 ? static_cast<std::size_t>(size) : 0;
-      } else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
-        in_pktinfo info{};
-        std::memcpy(&info, CMSG_DATA(c), sizeof info);
-        to.family = 4;
-        std::memcpy(to.ip.data(), &info.ipi_addr, 4);
-      }
-    }
-    if (to.family == 0) continue;
-    const std::span<std::uint8_t> message{buffers + i * kGroMaxMessage, msgs[i].msg_len};
-    if (segment == 0 || segment >= message.size()) segment = message.size();
-    else ++r.merged;
-    for (std::size_t at = 0; at < message.size(); at += segment) {
-      f(message.subspan(at, std::min(segment, message.size() - at)), addr, to);
-      ++r.datagrams;
-    }
-  }
-  return r;
+  return detail::receive<true>(fd, buffers, count, std::forward<F>(f));
 }
 
 }  // namespace ncast::net
