@@ -136,9 +136,15 @@ void Session::update_loss_estimate(const proto::AckBody& ack) {
   } else if (sent >= last_sent_ + 8) {
     const double interval = static_cast<double>(sent - last_sent_);
     const double sample = std::clamp(static_cast<double>(lost - last_lost_) / interval, -1.0, kMaxLoss);
-    const double weight = std::min(1.0, interval / 256.0);  // a larger interval says more
-    loss_mean_ += weight * 0.5 * (sample - loss_mean_);
-    loss_ = std::clamp(loss_mean_, 0.0, kMaxLoss);
+    // A moving average over about 512 packets, a larger interval weighing more. Taken over the samples
+    // alone (Adam's bias correction): the average starts at 0, and with that start's weight in it a paced
+    // session at 768 kbit/s and 30 % loss made up for 6 % after its first second and 17 % after its third,
+    // the peer received 0.75-0.8 of the stream meanwhile, and the circuit breaker ended 6-8 % of the
+    // sessions of a swarm as "path too slow" in their second or third second.
+    const double gain = 0.5 * std::min(1.0, interval / 256.0);
+    loss_mean_ += gain * (sample - loss_mean_);
+    loss_weight_ += gain * (1.0 - loss_weight_);
+    loss_ = std::clamp(loss_mean_ / loss_weight_, 0.0, kMaxLoss);
   } else {
     return;
   }

@@ -224,7 +224,8 @@ class Session {
   std::uint32_t last_received_ = 0;
   bool have_ack_ = false, last_settled_ = false;
   double loss_ = 0;
-  double loss_mean_ = 0;  // the average loss_ is the clamp of: below zero after reordered arrivals
+  double loss_mean_ = 0;    // the average loss_ is the clamp of: below zero after reordered arrivals
+  double loss_weight_ = 0;  // the share of loss_mean_'s weight that samples carry (the rest is its start, 0)
 
   std::chrono::microseconds srtt_{0}, rttvar_{0}, latest_rtt_{0};
   bool have_rtt_ = false;
