@@ -66,7 +66,6 @@ Session::Session(std::uint64_t id, const net::Address& peer, const proto::Nonce&
       cc_(controller_config(config), now),
       breaker_(breaker_config(config, id), now),
       pacing_(rate(), bucket_size(), std::max(2.0 * config_.max_datagram, static_cast<double>(burst_bytes())), now),
-      scheduled_at_(now),
       last_heard_(now) {}
 
 // ---- input ----
@@ -522,7 +521,6 @@ bool Session::behind_window() const { return confirmed_ && peer_next_needed_ < s
 
 std::size_t Session::next_packet(std::span<std::uint8_t> out, TimePoint now) {
   const std::size_t len = produce(out, now);
-  backlogged_ = len > 0;
   if (len > 0) cc_.on_sent(next_number_ - 1, len, now);
   return len;
 }

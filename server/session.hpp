@@ -264,10 +264,7 @@ class Session {
 
   RateController cc_;
   CircuitBreaker breaker_;
-  TokenBucket pacing_;      // octets
-  double scheduled_ = 0;    // octets its pacing rate allowed so far (the breaker's schedule)
-  bool backlogged_ = true;  // it had more to send when it last looked
-  TimePoint scheduled_at_;
+  TokenBucket pacing_;  // octets
   TimePoint last_heard_;
   SessionCounters counters_;
 };
