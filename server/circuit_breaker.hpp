@@ -3,10 +3,12 @@
 // its bitrate, so when the path does not carry it the session first backs off (no headroom, and no more
 // redundancy for loss that making up for did not cure) and, if the path still carries too little for
 // several intervals in a row, it ends (BYE "path too slow"). An interval counts against the path when
-// the session sent at least the media rate and the peer received less than the media needs, once what
-// it received is scaled up to the session's pacing schedule where the session sent less than that
-// schedule (its server's thread was busy: not the path's doing). A session with nothing to send is not
-// judged.
+// the session sent at least the media rate and the path would carry less than the media needs at the
+// session's pacing rate, which makes up for the loss the session measures: the share of the packets
+// the interval's ACKs covered that arrived, applied to that rate (or to what was sent, when more).
+// Random loss is thus judged by what making up for it delivers, whatever the session sent meanwhile
+// (its loss estimate still converging, its server's thread behind, its ACKs read late), and congestion
+// by what the queue let through. A session with nothing to send is not judged.
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -31,21 +33,22 @@ class CircuitBreaker {
 
   CircuitBreaker(const CircuitBreakerConfig& config, TimePoint now) : config_(config), started_(now) {}
 
-  // Octets so far: sent, received by the peer, and what the session's pacing rate allowed while it had
-  // something to send (the rate integrated over that time, whether the server's thread kept up or not).
+  // So far: octets sent; packets sent up to the largest the peer acknowledged, and of those, received
+  // by the peer (any unit, the same for both).
   struct Totals {
-    double sent = 0, delivered = 0, scheduled = 0;
+    double sent = 0, acked = 0, delivered = 0;
   };
   // When an interval in which the session was judged ended now: whether the path carried the stream.
-  std::optional<bool> update(TimePoint now, const Totals& totals);
+  // `rate`: octets per second the session's pacing asks for now.
+  std::optional<bool> update(TimePoint now, const Totals& totals, double rate);
   void set_media_rate(double rate) { config_.media_rate = rate; }
   // The last interval was bad: the session backs off.
   bool congested() const { return bad_ > 0; }
   // Bad intervals in a row.
   int bad_in_row() const { return bad_; }
   bool tripped() const { return tripped_; }
-  // Octets per second the peer received over the bad intervals, and what the media needs.
-  double measured() const { return bad_ > 0 ? bad_delivered_ / bad_seconds_ : 0; }
+  // Octets per second the path carried at the pacing rate over the bad intervals, and what the media needs.
+  double measured() const { return bad_ > 0 ? bad_carried_ / bad_seconds_ : 0; }
   double needed() const { return config_.media_rate; }
   std::uint64_t bad_intervals() const { return bad_total_; }
 
@@ -55,7 +58,7 @@ class CircuitBreaker {
   Totals at_start_;
   int bad_ = 0;
   bool tripped_ = false;
-  double bad_delivered_ = 0, bad_seconds_ = 0;
+  double bad_carried_ = 0, bad_seconds_ = 0;
   std::uint64_t bad_total_ = 0;
 };
 

@@ -66,7 +66,6 @@ Session::Session(std::uint64_t id, const net::Address& peer, const proto::Nonce&
       cc_(controller_config(config), now),
       breaker_(breaker_config(config, id), now),
       pacing_(rate(), bucket_size(), std::max(2.0 * config_.max_datagram, static_cast<double>(burst_bytes())), now),
-      scheduled_at_(now),
       last_heard_(now) {}
 
 // ---- input ----
@@ -136,9 +135,15 @@ void Session::update_loss_estimate(const proto::AckBody& ack) {
   } else if (sent >= last_sent_ + 8) {
     const double interval = static_cast<double>(sent - last_sent_);
     const double sample = std::clamp(static_cast<double>(lost - last_lost_) / interval, -1.0, kMaxLoss);
-    const double weight = std::min(1.0, interval / 256.0);  // a larger interval says more
-    loss_mean_ += weight * 0.5 * (sample - loss_mean_);
-    loss_ = std::clamp(loss_mean_, 0.0, kMaxLoss);
+    // A moving average over about 512 packets, a larger interval weighing more. Taken over the samples
+    // alone (Adam's bias correction): the average starts at 0, and with that start's weight in it a paced
+    // session at 768 kbit/s and 30 % loss made up for 6 % after its first second and 17 % after its third,
+    // the peer received 0.75-0.8 of the stream meanwhile, and the circuit breaker ended 6-8 % of the
+    // sessions of a swarm as "path too slow" in their second or third second.
+    const double gain = 0.5 * std::min(1.0, interval / 256.0);
+    loss_mean_ += gain * (sample - loss_mean_);
+    loss_weight_ += gain * (1.0 - loss_weight_);
+    loss_ = std::clamp(loss_mean_ / loss_weight_, 0.0, kMaxLoss);
   } else {
     return;
   }
@@ -516,7 +521,6 @@ bool Session::behind_window() const { return confirmed_ && peer_next_needed_ < s
 
 std::size_t Session::next_packet(std::span<std::uint8_t> out, TimePoint now) {
   const std::size_t len = produce(out, now);
-  backlogged_ = len > 0;
   if (len > 0) cc_.on_sent(next_number_ - 1, len, now);
   return len;
 }

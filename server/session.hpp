@@ -224,7 +224,8 @@ class Session {
   std::uint32_t last_received_ = 0;
   bool have_ack_ = false, last_settled_ = false;
   double loss_ = 0;
-  double loss_mean_ = 0;  // the average loss_ is the clamp of: below zero after reordered arrivals
+  double loss_mean_ = 0;    // the average loss_ is the clamp of: below zero after reordered arrivals
+  double loss_weight_ = 0;  // the share of loss_mean_'s weight that samples carry (the rest is its start, 0)
 
   std::chrono::microseconds srtt_{0}, rttvar_{0}, latest_rtt_{0};
   bool have_rtt_ = false;
@@ -263,10 +264,7 @@ class Session {
 
   RateController cc_;
   CircuitBreaker breaker_;
-  TokenBucket pacing_;      // octets
-  double scheduled_ = 0;    // octets its pacing rate allowed so far (the breaker's schedule)
-  bool backlogged_ = true;  // it had more to send when it last looked
-  TimePoint scheduled_at_;
+  TokenBucket pacing_;  // octets
   TimePoint last_heard_;
   SessionCounters counters_;
 };

@@ -53,13 +53,12 @@ void Session::refill(TimePoint now) {
   // probe rate, and the peer finished 2.5 s late (Network.AServerDiesAndTheOtherTakesItsShare).
   cc_.check_silence(now, rto(2));
   counters_.silences = cc_.silences();
-  // The pacing schedule: what the rate allowed since the last refill while the session had something to
-  // send, whether it was sent then or the server's thread came late.
-  if (backlogged_) scheduled_ += pacing_.rate() * std::chrono::duration<double>(now - scheduled_at_).count();
-  scheduled_at_ = now;
   if (!config_.download && confirmed_) {
-    breaker_.update(now, {static_cast<double>(counters_.bytes_sent),
-                          static_cast<double>(cc_.delivered()) * config_.max_datagram, scheduled_});
+    // The packets the ACKs covered (numbers up to the largest) and those of them the peer received.
+    breaker_.update(now,
+                    {static_cast<double>(counters_.bytes_sent), static_cast<double>(largest_acked_),
+                     static_cast<double>(cc_.delivered())},
+                    rate());
   }
   pacing_.set_limits(rate(), bucket_size());
   pacing_.refill(now);

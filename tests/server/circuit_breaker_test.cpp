@@ -9,7 +9,7 @@ using namespace std::chrono_literals;
 using TimePoint = CircuitBreaker::TimePoint;
 
 // A session at a media rate of 100 kB/s; each second it sends `sent` and the peer receives `got` (octets),
-// while its pacing rate allowed `scheduled` (as much as it sent unless said).
+// while its pacing rate asks for `rate` (as much as it sent unless said).
 struct Feed {
   CircuitBreaker breaker;
   TimePoint now;
@@ -21,12 +21,12 @@ struct Feed {
     c.seed = seed;
     return c;
   }
-  bool second(double sent_per_s, double got_per_s, double scheduled_per_s = 0) {
+  bool second(double sent_per_s, double got_per_s, double rate = 0) {
     now += 1s;
     totals.sent += sent_per_s;
+    totals.acked += sent_per_s;  // the ACKs cover what was sent in the same second
     totals.delivered += got_per_s;
-    totals.scheduled += scheduled_per_s > 0 ? scheduled_per_s : sent_per_s;
-    return breaker.update(now, totals).value_or(false);
+    return breaker.update(now, totals, rate > 0 ? rate : sent_per_s).value_or(false);
   }
 };
 

@@ -149,9 +149,9 @@ class SimPeer {
 };
 
 struct Fixture {
-  explicit Fixture(std::uint32_t segments, double redundancy = 0.05)
+  explicit Fixture(std::uint32_t segments, double redundancy = 0.05, std::uint32_t symbol_size = 48)
       : coder(make_engine_chunk_coder(engine)), cache(*coder, 8 << 20) {
-    info = {"movie", stream_id_of("movie"), 9, 64, 48, 0, false};
+    info = {"movie", stream_id_of("movie"), 9, 64, symbol_size, 0, false};
     stream = std::make_unique<MediaStream>(info, cache);
     media.resize(segments * stream->segment_bytes() - 1000);
     for (auto& b : media) b = static_cast<std::uint8_t>(rng());
