@@ -203,6 +203,7 @@ std::optional<std::size_t> UdpSocket::send(Batch& batch) {
 void UdpSocket::count_sent(const Batch& batch, std::size_t messages) {
   for (std::size_t i = 0; i < messages; ++i) {
     const std::size_t packets = batch.first_packet[i + 1] - batch.first_packet[i];
+    ++counters_.messages_out;
     if (packets > 1) ++counters_.gso_sends;
     counters_.packets_out += packets;
     for (std::size_t k = batch.first_packet[i]; k < batch.first_packet[i + 1]; ++k) counters_.bytes_out += tx_len_[k];

@@ -26,6 +26,7 @@ struct SocketCounters {
   std::uint64_t recv_calls = 0, sendmmsg_calls = 0, gso_sends = 0, would_block = 0, send_errors = 0;
   std::uint64_t gro_messages = 0;  // received messages that carried several datagrams
   std::uint64_t packets_out = 0, bytes_out = 0;
+  std::uint64_t messages_out = 0;  // sent messages: a GSO send or a single datagram each
 };
 
 class UdpSocket {
