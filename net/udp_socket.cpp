@@ -76,6 +76,15 @@ std::span<std::uint8_t> UdpSocket::slot() {
 
 void UdpSocket::commit(std::size_t len, const net::Address& to) {
   tx_len_[queued_] = len;
+  tx_head_[queued_] = len;
+  tx_to_[queued_] = to;
+  ++queued_;
+}
+
+void UdpSocket::commit(std::size_t head, Borrowed middle, std::size_t tail, const net::Address& to) {
+  tx_len_[queued_] = head + middle.bytes.size() + tail;
+  tx_head_[queued_] = head;
+  tx_middle_[queued_] = std::move(middle);
   tx_to_[queued_] = to;
   ++queued_;
 }
@@ -98,7 +107,7 @@ bool UdpSocket::send_now(std::span<const std::uint8_t> datagram, const net::Addr
 // One sendmmsg call's worth of the queue: its messages, and the queue index of each one's first packet.
 struct UdpSocket::Batch {
   mmsghdr msgs[kBatch];
-  iovec iovs[kBatch];
+  iovec iovs[3 * kBatch];  // a gathered packet's head, middle and tail
   sockaddr_storage to[kBatch];
   alignas(cmsghdr) char control[kBatch][CMSG_SPACE(sizeof(std::uint16_t))];
   std::size_t first_packet[kBatch + 1];
@@ -129,15 +138,28 @@ std::size_t UdpSocket::run_end(std::size_t p) const {
   return q;
 }
 
+std::size_t UdpSocket::gather(std::size_t p, iovec* iov) {
+  std::uint8_t* slot = tx_buffers_.data() + p * slot_size_;
+  const std::size_t head = tx_head_[p];
+  iov[0] = {slot, head};
+  if (head == tx_len_[p]) return 1;
+  const auto middle = tx_middle_[p].bytes;
+  // The kernel only reads through iov_base: the const_cast lends it nothing to write.
+  iov[1] = {const_cast<std::uint8_t*>(middle.data()), middle.size()};
+  iov[2] = {slot + head, tx_len_[p] - head - middle.size()};
+  return 3;
+}
+
 void UdpSocket::group(Batch& batch) {
-  std::size_t m = 0;
+  std::size_t m = 0, iovs = 0;
   for (std::size_t p = 0; p < queued_; ++m) {
     const std::size_t q = run_end(p);
     mmsghdr& msg = batch.msgs[m];
     std::memset(&msg, 0, sizeof msg);
-    for (std::size_t i = p; i < q; ++i) batch.iovs[i] = {tx_buffers_.data() + i * slot_size_, tx_len_[i]};
-    msg.msg_hdr.msg_iov = &batch.iovs[p];
-    msg.msg_hdr.msg_iovlen = q - p;
+    // A GSO message is segmented by gso_size over its payload as a whole, whatever its iovecs.
+    msg.msg_hdr.msg_iov = &batch.iovs[iovs];
+    for (std::size_t i = p; i < q; ++i) iovs += gather(i, &batch.iovs[iovs]);
+    msg.msg_hdr.msg_iovlen = static_cast<std::size_t>(&batch.iovs[iovs] - msg.msg_hdr.msg_iov);
     msg.msg_hdr.msg_name = &batch.to[m];
     msg.msg_hdr.msg_namelen = tx_to_[p].to_sockaddr(batch.to[m]);
     if (q - p > 1) {
@@ -181,6 +203,7 @@ std::optional<std::size_t> UdpSocket::send(Batch& batch) {
 void UdpSocket::count_sent(const Batch& batch, std::size_t messages) {
   for (std::size_t i = 0; i < messages; ++i) {
     const std::size_t packets = batch.first_packet[i + 1] - batch.first_packet[i];
+    ++counters_.messages_out;
     if (packets > 1) ++counters_.gso_sends;
     counters_.packets_out += packets;
     for (std::size_t k = batch.first_packet[i]; k < batch.first_packet[i + 1]; ++k) counters_.bytes_out += tx_len_[k];
@@ -188,11 +211,14 @@ void UdpSocket::count_sent(const Batch& batch, std::size_t messages) {
 }
 
 void UdpSocket::drop_front(std::size_t packets) {
-  // Move what is left to the front of the queue.
+  // Sent packets let go of their middles; what is left moves to the front of the queue.
+  for (std::size_t i = 0; i < packets; ++i) tx_middle_[i] = {};
   const std::size_t left = queued_ - packets;
   if (left > 0 && packets > 0) {
     std::memmove(tx_buffers_.data(), tx_buffers_.data() + packets * slot_size_, left * slot_size_);
     std::move(tx_len_ + packets, tx_len_ + queued_, tx_len_);
+    std::move(tx_head_ + packets, tx_head_ + queued_, tx_head_);
+    std::move(tx_middle_ + packets, tx_middle_ + queued_, tx_middle_);
     std::move(tx_to_ + packets, tx_to_ + queued_, tx_to_);
   }
   queued_ = left;

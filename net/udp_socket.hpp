@@ -3,13 +3,17 @@
 // native handle, since Asio has neither recvmmsg nor sendmmsg (chriskohlhoff/asio#1062): datagrams come
 // in by recvmmsg (runs merged by UDP GRO are split again), packets go out by sendmmsg, and consecutive
 // packets of one size to one destination are merged into a single UDP GSO send (UDP_SEGMENT) when the
-// kernel supports it.
+// kernel supports it. A packet is either written whole into its slot, or gathered: its head and tail in
+// the slot, and a middle sent in place from memory the queue holds alive until the packet is sent, so
+// that octets shared by many packets (a stream's coded symbol) are never copied per packet.
+#include <sys/uio.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/udp.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -22,6 +26,7 @@ struct SocketCounters {
   std::uint64_t recv_calls = 0, sendmmsg_calls = 0, gso_sends = 0, would_block = 0, send_errors = 0;
   std::uint64_t gro_messages = 0;  // received messages that carried several datagrams
   std::uint64_t packets_out = 0, bytes_out = 0;
+  std::uint64_t messages_out = 0;  // sent messages: a GSO send or a single datagram each
 };
 
 class UdpSocket {
@@ -48,6 +53,13 @@ class UdpSocket {
   // The buffer for the next outgoing packet, valid until commit or flush; empty while the queue is full.
   std::span<std::uint8_t> slot();
   void commit(std::size_t len, const net::Address& to);
+  // Octets sent in place between a gathered packet's head and tail; keep owns them.
+  struct Borrowed {
+    std::span<const std::uint8_t> bytes;
+    std::shared_ptr<const void> keep;
+  };
+  // Queues slot()[0, head) || middle || slot()[head, head + tail) as one packet.
+  void commit(std::size_t head, Borrowed middle, std::size_t tail, const net::Address& to);
   bool full() const { return queued_ == kBatch; }
   std::size_t queued() const { return queued_; }
   // Sends what is queued. Returns false when the kernel buffer is full (the rest stays queued: wait
@@ -62,6 +74,8 @@ class UdpSocket {
   struct Batch;
   // The queue index past the run of packets from p that one message carries.
   std::size_t run_end(std::size_t p) const;
+  // Packet p's iovecs, written to iov (room for three); their count.
+  std::size_t gather(std::size_t p, iovec* iov);
   // The queue as sendmmsg messages.
   void group(Batch& batch);
   // Sends a batch: the packets done (sent, or dropped as unsendable); nullopt when the socket would block.
@@ -77,7 +91,9 @@ class UdpSocket {
 
   std::vector<std::uint8_t> rx_buffers_;
   std::vector<std::uint8_t> tx_buffers_;
-  std::size_t tx_len_[kBatch]{};
+  std::size_t tx_len_[kBatch]{};   // the whole packet
+  std::size_t tx_head_[kBatch]{};  // of it in the slot before the middle (tx_len_ when there is none)
+  Borrowed tx_middle_[kBatch];
   net::Address tx_to_[kBatch];
   std::size_t queued_ = 0;
   SocketCounters counters_;

@@ -216,6 +216,8 @@ std::string render_prometheus(const ServerMetrics& m, const ServerGauges& g) {
         static_cast<double>(g.host_cache_bytes));
   counter(o, "ncast_sendmmsg_calls_total", "sendmmsg calls.", static_cast<double>(g.sendmmsg_calls));
   counter(o, "ncast_gso_sends_total", "Messages sent as one UDP GSO super-datagram.", static_cast<double>(g.gso_sends));
+  counter(o, "ncast_send_messages_total", "Messages sendmmsg sent: a GSO super-datagram or a single datagram each.",
+          static_cast<double>(g.messages_out));
   counter(o, "ncast_send_would_block_total", "Sends deferred because the socket buffer was full.",
           static_cast<double>(g.would_block));
   counter(o, "ncast_send_errors_total", "Datagrams the kernel refused.", static_cast<double>(g.send_errors));

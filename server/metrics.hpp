@@ -97,6 +97,7 @@ struct ServerGauges {
   // The host segment cache of files read on demand (--host-memory-mb).
   std::uint64_t host_cache_hits = 0, host_cache_misses = 0, host_cache_evictions = 0, host_cache_bytes = 0;
   std::uint64_t sendmmsg_calls = 0, gso_sends = 0, would_block = 0, send_errors = 0, packets_out = 0, bytes_out = 0;
+  std::uint64_t messages_out = 0;
   std::string engine;
   double uptime_s = 0;
   double cpu_seconds = 0;  // the process's user + system time: what serving costs (ncast-bench serve)

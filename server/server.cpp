@@ -283,13 +283,24 @@ std::optional<TimePoint> Server::turn_limit(const Session& s, bool single, std::
 
 std::size_t Server::send_next(Session& s, TimePoint now) {
   const auto before = s.counters();
-  const std::size_t len = s.next_packet(socket_.slot(), now);
+  const std::span<std::uint8_t> slot = socket_.slot();
+  Session::Outgoing packet = s.next_outgoing(slot, now);
+  const std::size_t len = packet.len;
   if (len == 0) return 0;
   const auto& after = s.counters();
   metrics_.coded_packets += after.coded_sent - before.coded_sent;
   metrics_.systematic_packets += after.systematic_sent - before.systematic_sent;
   metrics_.segments_packets += after.segments_sent - before.segments_sent;
-  socket_.commit(len, s.peer());
+  if (packet.shared) {
+    // The shared part goes out in place, between this session's header and authenticator.
+    const auto& [header, tail] = packet.envelope;
+    std::copy(header.begin(), header.end(), slot.begin());
+    std::copy(tail.begin(), tail.end(), slot.begin() + header.size());
+    const std::span<const std::uint8_t> middle = packet.shared->bytes;
+    socket_.commit(header.size(), {middle, std::move(packet.shared)}, tail.size(), s.peer());
+  } else {
+    socket_.commit(len, s.peer());
+  }
   s.spend(len);
   rate_bucket_.spend(static_cast<double>(len));
   return len;

@@ -18,6 +18,7 @@ void add(net::SocketCounters& a, const net::SocketCounters& b) {
   a.recv_calls += b.recv_calls;
   a.sendmmsg_calls += b.sendmmsg_calls;
   a.gso_sends += b.gso_sends;
+  a.messages_out += b.messages_out;
   a.would_block += b.would_block;
   a.send_errors += b.send_errors;
   a.packets_out += b.packets_out;

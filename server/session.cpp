@@ -478,26 +478,24 @@ bool Session::resend_manifest(TimePoint now) {
   return true;
 }
 
-std::size_t Session::coded_packet(std::span<std::uint8_t> out, Flight& f, TimePoint now) {
+Session::Outgoing Session::coded_packet(std::size_t room, Flight& f, TimePoint now) {
   const bool systematic = f.systematic && f.next_systematic < f.n_s;
   SharedSymbols& shared = *config_.shared;
   // The symbol sealed once for every session; this session adds its header and authenticator.
-  const SharedPart* part =
-      systematic ? shared.systematic(f.segment, f.next_systematic) : shared.coded(f.segment, f.next_coded);
-  const std::size_t len =
-      part ? proto::write_coded_packet(out.first(std::min<std::size_t>(out.size(), config_.max_datagram)),
-                                       proto::coded_envelope(coded_mac_, id_, next_number_, part->digest), part->bytes)
-           : 0;
-  if (len > 0) count_sent(len);
-  if (len == 0) {
+  Outgoing out;
+  out.shared = systematic ? shared.systematic(f.segment, f.next_systematic) : shared.coded(f.segment, f.next_coded);
+  if (out.shared) out.len = proto::kHeaderSize + out.shared->bytes.size() + proto::kAuthenticatorSize;
+  if (!out.shared || out.len > std::min<std::size_t>(room, config_.max_datagram)) {
     // The source cannot make this symbol (a relay holding nothing yet): wait for it to grow.
     f.waiting = true;
     f.round_last = next_number_;
     f.rtt_sampled = true;  // nothing of it went out to time
     f.rto_at = now + rto(f.backoff);
     f.starved_at = source_.rank(f.segment);
-    return 0;
+    return {};
   }
+  out.envelope = proto::coded_envelope(coded_mac_, id_, next_number_, out.shared->digest);
+  count_sent(out.len);
   if (systematic) {
     ++f.next_systematic;
     ++counters_.systematic_sent;
@@ -514,31 +512,38 @@ std::size_t Session::coded_packet(std::span<std::uint8_t> out, Flight& f, TimePo
     f.round_sent = now;
     f.rto_at = now + rto(f.backoff);
   }
-  return len;
+  return out;
 }
 
 bool Session::behind_window() const { return confirmed_ && peer_next_needed_ < source_.first_segment(); }
 
-std::size_t Session::next_packet(std::span<std::uint8_t> out, TimePoint now) {
-  const std::size_t len = produce(out, now);
-  if (len > 0) cc_.on_sent(next_number_ - 1, len, now);
-  return len;
+Session::Outgoing Session::next_outgoing(std::span<std::uint8_t> out, TimePoint now) {
+  Outgoing packet = produce(out, now);
+  if (packet.len > 0) cc_.on_sent(next_number_ - 1, packet.len, now);
+  return packet;
 }
 
-std::size_t Session::produce(std::span<std::uint8_t> out, TimePoint now) {
+std::size_t Session::next_packet(std::span<std::uint8_t> out, TimePoint now) {
+  const Outgoing packet = next_outgoing(out, now);
+  if (!packet.shared) return packet.len;
+  return proto::write_coded_packet(out, packet.envelope, packet.shared->bytes);
+}
+
+Session::Outgoing Session::produce(std::span<std::uint8_t> out, TimePoint now) {
   // The peer waits for a segment the live window dropped: silence makes it rejoin, and the rejoin's
   // MANIFEST moves it to the window's start (docs/protocol.md section 9).
-  if (behind_window()) return 0;
-  if (std::size_t len = segments_packet(out, now)) return len;
+  if (behind_window()) return {};
+  Outgoing whole;
+  if ((whole.len = segments_packet(out, now)) > 0) return whole;
   // Coded symbols wait for the key confirmation of the first ACK (docs/protocol.md section 3).
-  if (!confirmed_ || peer_complete_) return 0;
+  if (!confirmed_ || peer_complete_) return {};
   refresh_window();
   for (int attempts = 0; attempts < 4; ++attempts) {
     Flight* f = pick(now);
-    if (!f) return 0;
-    if (std::size_t len = coded_packet(out, *f, now)) return len;
+    if (!f) return {};
+    if (Outgoing packet = coded_packet(out.size(), *f, now); packet.len > 0) return packet;
   }
-  return 0;
+  return {};
 }
 
 std::size_t Session::bye(std::span<std::uint8_t> out, proto::ByeReason reason) {

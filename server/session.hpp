@@ -15,6 +15,7 @@
 
 #include "net/address.hpp"
 #include "protocol/cmac.hpp"
+#include "protocol/coded_seal.hpp"
 #include "protocol/crypto.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/packets.hpp"
@@ -98,7 +99,17 @@ class Session {
   std::optional<net::Address> take_validated_path() { return std::exchange(validated_, std::nullopt); }
   void move_to(const net::Address& to) { peer_ = to; }
 
-  // The next packet due now, written to out (at least max_datagram octets); 0 when none is.
+  // A packet made by next_outgoing: len octets written to out, or a CODED packet that is the envelope's
+  // header, the shared part (never copied: sent in place, and held alive by this pointer until then)
+  // and the envelope's authenticator. len 0: none.
+  struct Outgoing {
+    std::size_t len = 0;
+    std::shared_ptr<const SharedPart> shared;
+    proto::CodedEnvelope envelope{};
+  };
+  // The next packet due now (out: at least max_datagram octets).
+  Outgoing next_outgoing(std::span<std::uint8_t> out, TimePoint now);
+  // The same written whole into out; its length, 0 when none is due.
   std::size_t next_packet(std::span<std::uint8_t> out, TimePoint now);
   std::size_t bye(std::span<std::uint8_t> out, proto::ByeReason reason);
 
@@ -184,7 +195,7 @@ class Session {
   void resume(TimePoint now);
   // Every packet of the round is accounted for: the next round, sized by the peer's rank.
   void end_round(Flight& f, TimePoint now);
-  std::size_t produce(std::span<std::uint8_t> out, TimePoint now);
+  Outgoing produce(std::span<std::uint8_t> out, TimePoint now);
   double paced_rate() const;
   // A paced session's circuit breaker ended an interval: whether the path carried the stream.
   bool behind_window() const;
@@ -200,7 +211,8 @@ class Session {
   std::size_t segments_packet(std::span<std::uint8_t> out, TimePoint now);
   // Octets the session may still send before the peer's first ACK; max() once it came.
   std::size_t unconfirmed_budget() const;
-  std::size_t coded_packet(std::span<std::uint8_t> out, Flight& f, TimePoint now);
+  // The next CODED packet of f, at most room octets; len 0 when the source cannot make it.
+  Outgoing coded_packet(std::size_t room, Flight& f, TimePoint now);
 
   std::uint64_t id_;
   net::Address peer_;

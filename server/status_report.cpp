@@ -51,6 +51,7 @@ ServerGauges StatusReport::gauges() {
   const auto& sc = totals_.socket;
   g.sendmmsg_calls = sc.sendmmsg_calls;
   g.gso_sends = sc.gso_sends;
+  g.messages_out = sc.messages_out;
   g.would_block = sc.would_block;
   g.send_errors = sc.send_errors;
   g.packets_out = sc.packets_out;

@@ -62,7 +62,7 @@ std::vector<std::uint8_t> opened(const proto::StreamKey& key, const SharedPart& 
 TEST(SharedSymbols, SealedOnceAndOpenedWithTheStreamKey) {
   Stream s;
   SharedSymbols shared(s.stream, proto::Suite::aes128_gcm, 8 << 20);
-  const SharedPart* first = shared.coded(1, 3);
+  const auto first = shared.coded(1, 3);
   ASSERT_TRUE(first);
   const auto bytes = first->bytes;
   EXPECT_EQ(shared.coded(1, 3)->bytes, bytes);
@@ -98,6 +98,29 @@ TEST(SharedSymbols, SymbolsThatDoNotRepeatAreSealedEachTime) {
   const auto b = shared.coded(0, 0)->bytes;
   EXPECT_NE(a, b);
   EXPECT_EQ(shared.stats().sealed, 2u);
+}
+
+// A packet queued with a shared part (the socket holds it) sends it in place later: neither eviction
+// nor the next symbol may change it until then.
+TEST(SharedSymbols, AHeldPartOutlivesEvictionUnchanged) {
+  Stream s;
+  SharedSymbols shared(s.stream, proto::Suite::aes128_gcm, 100);  // room for one symbol
+  const auto held = shared.coded(0, 5);
+  const auto bytes = held->bytes;
+  for (std::uint32_t j = 6; j < 12; ++j) ASSERT_TRUE(shared.coded(0, j));  // evicts it, and seals others
+  EXPECT_EQ(held->bytes, bytes);
+  EXPECT_EQ(held->digest, proto::sha256(bytes));
+}
+
+TEST(SharedSymbols, AHeldFreshPartIsNotSealedOver) {
+  Stream s;
+  FreshSource fresh(s.stream);
+  SharedSymbols shared(fresh, proto::Suite::aes128_gcm, 8 << 20);
+  const auto held = shared.coded(0, 0);
+  const auto bytes = held->bytes;
+  ASSERT_TRUE(shared.coded(0, 1));
+  EXPECT_EQ(held->bytes, bytes);
+  EXPECT_EQ(held->digest, proto::sha256(bytes));
 }
 
 }  // namespace
