@@ -238,7 +238,12 @@ int run_rs(int argc, char** argv) {
       "sweep", po::bool_switch(&sweep), "every code at 4 KiB, 64 KiB and 1 MiB shards (instead of --shard)")(
       "no-uncached", po::bool_switch(&no_uncached), "skip the decode case that clears the decode-matrix cache");
   add_common_options(desc, common);
-  if (!parse_options(argc, argv, "usage: ncast-bench rs [--k K --m M] [options]", desc, common)) return 0;
+  if (!parse_options(argc, argv,
+                     "usage: ncast-bench rs [--k K --m M] [options]\n"
+                     "decode_vs_encode: the cached decode against ncast's encode, both on one stripe (lost shards "
+                     "rebuilt in place)",
+                     desc, common))
+    return 0;
 
   const auto kind = rs::parse_matrix_kind(matrix);
   if (!kind || *kind == rs::MatrixKind::custom) throw cli::UsageError("--matrix must be cauchy or vandermonde");
