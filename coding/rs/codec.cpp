@@ -47,6 +47,12 @@ std::string shard_list(const ShardSet& set, std::size_t n) {
                               (read ? "read" : "rebuilt"));
 }
 
+// Out of line, so that the check before it inlines into every reconstruction call.
+[[noreturn, gnu::cold]] void wrong_shard_count(std::size_t given, std::size_t n, bool batch, const char* what) {
+  throw std::invalid_argument(std::string("Reed-Solomon ") + what + ": " + std::to_string(given) +
+                              " pointers given, need " + (batch ? "a multiple of " : "") + std::to_string(n));
+}
+
 // Calls fn(first, count) for maximal runs of stripes in which every used shard of a stripe starts len
 // bytes after the same shard of the stripe before, so that a run is coded as one region.
 template <class Fn>
@@ -218,26 +224,31 @@ void Codec::run_plan(const Plan& plan, const std::uint8_t* rows, std::span<std::
                      std::size_t stripes) const {
   const std::size_t n = k_ + m_;
   const std::span<const std::size_t> used = plan.all();
+  std::array<const std::uint8_t*, kMaxShards> ins;
+  std::array<std::uint8_t*, kMaxShards> outs;
+  if (stripes == 1) {
+    // The common call gathers and checks its pointers in one pass: on 4 KiB shards of a narrow code,
+    // what a decode costs beyond its multiply is a few such loops and calls.
+    for (std::size_t j = 0; j < k_; ++j)
+      if ((ins[j] = shards[used[j]]) == nullptr) null_shard(used[j], 0, 1, true);
+    for (std::size_t o = 0; o < plan.output_count; ++o)
+      if ((outs[o] = shards[used[k_ + o]]) == nullptr) null_shard(used[k_ + o], 0, 1, false);
+    engine_->multiply(rows, plan.output_count, k_, ins.data(), outs.data(), len, false);
+    return;
+  }
   for (std::size_t s = 0; s < stripes; ++s)
     for (std::size_t u = 0; u < used.size(); ++u)
       if (shards[s * n + used[u]] == nullptr) null_shard(used[u], s, stripes, u < k_);
-
-  std::array<const std::uint8_t*, kMaxShards> ins;
-  std::array<std::uint8_t*, kMaxShards> outs;
-  const auto multiply = [&](std::size_t first, std::size_t count) {
+  for_each_run(shards.first(stripes * n), n, len, used, [&](std::size_t first, std::size_t count) {
     for (std::size_t j = 0; j < k_; ++j) ins[j] = shards[first * n + used[j]];
     for (std::size_t o = 0; o < plan.output_count; ++o) outs[o] = shards[first * n + used[k_ + o]];
     engine_->multiply(rows, plan.output_count, k_, ins.data(), outs.data(), len * count, false);
-  };
-  if (stripes == 1) multiply(0, 1);
-  else for_each_run(shards.first(stripes * n), n, len, used, multiply);
+  });
 }
 
 std::size_t Codec::stripes_in(std::span<std::uint8_t* const> shards, bool batch, const char* what) const {
   const std::size_t n = k_ + m_;
-  if (batch ? shards.size() % n != 0 : shards.size() != n)
-    throw std::invalid_argument(std::string("Reed-Solomon ") + what + ": " + std::to_string(shards.size()) +
-                                " pointers given, need " + (batch ? "a multiple of " : "") + std::to_string(n));
+  if (batch ? shards.size() % n != 0 : shards.size() != n) wrong_shard_count(shards.size(), n, batch, what);
   return shards.size() / n;
 }
 

@@ -43,12 +43,24 @@ class RecentPlan {
  public:
   static RecentPlan& of_this_thread();
 
-  bool matches(const DecodeRequest& request) const;
+  // Inline: it runs on every reconstruction call, where a call into another file was measurable.
+  bool matches(const DecodeRequest& request) const {
+    return request.stamp == stamp_ && request.want == want_ && same(request.erased, erased_) &&
+           (request.want != DecodeWant::listed || same(request.wanted, wanted_));
+  }
   void remember(const DecodeRequest& request, const DecodePlan& plan, DecodeRows rows);
   const DecodePlan& plan() const { return plan_; }
   const std::uint8_t* rows() const { return rows_->data(); }
 
  private:
+  // A handful of indices: a loop beats a call to memcmp.
+  static bool same(std::span<const std::size_t> a, const std::vector<std::size_t>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
+
   std::uint64_t stamp_ = 0;  // 0: nothing remembered (stamps start at 1)
   DecodeWant want_ = DecodeWant::all;
   std::vector<std::size_t> erased_, wanted_;

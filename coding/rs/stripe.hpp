@@ -1,6 +1,7 @@
 #pragma once
 // The k + m shards of one stripe in a single allocation suited to the codec's backend, each shard
-// starting on a 64-byte boundary: what encode and reconstruct take, without assembling pointers by hand.
+// starting on a 64-byte boundary and, for shard lengths of whole 4 KiB pages, at a different offset in
+// its page: what encode and reconstruct take, without assembling pointers by hand.
 #include <cstddef>
 #include <cstdint>
 #include <span>
