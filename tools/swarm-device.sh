@@ -29,7 +29,8 @@
 # NCAST_SERVE_START (10000), NCAST_SERVE_BUDGET (330 s), NCAST_MEDIA_SECONDS (20), NCAST_DECODER (gpu),
 # NCAST_VERIFY_FRACTION (1: the fraction of simulated peers that decode and verify, ncast-swarm
 # --verify-fraction; the others count ranks from the coefficients and ACK the same), NCAST_SERVE_MAX
-# (40000: the search's largest swarm), NCAST_SWARM_THREADS (the swarm's worker threads; default one per swarm CPU: the GPU decode batcher's
+# (40000: the search's largest swarm; 0 skips the search), NCAST_LOSS_RUNS (1: how many times the two
+# loss runs are repeated; with more, their reports stay in logs.tar.gz), NCAST_SWARM_THREADS (the swarm's worker threads; default one per swarm CPU: the GPU decode batcher's
 # thread mostly waits on the GPU, and ten threads kept up with 9,375 peers where nine kept up with 8,750).
 set -uo pipefail
 
@@ -64,6 +65,9 @@ run() {
   local peers=${NCAST_SWARM_PEERS:-10000} start=${NCAST_SERVE_START:-10000} budget=${NCAST_SERVE_BUDGET:-330}
   local media_s=${NCAST_MEDIA_SECONDS:-20} nservers=${NCAST_SERVERS:-1} sthreads=${NCAST_SERVER_THREADS:-5}
   local decoder=${NCAST_DECODER:-gpu} verify=${NCAST_VERIFY_FRACTION:-1} max=${NCAST_SERVE_MAX:-40000}
+  local runs=${NCAST_LOSS_RUNS:-1}
+  [[ $max =~ ^[0-9]+$ && $runs =~ ^[1-9][0-9]*$ ]] ||
+    { echo "swarm-device: NCAST_SERVE_MAX must be a whole number and NCAST_LOSS_RUNS a positive one" >&2; exit 2; }
   mkdir -p "$out"
   export LD_LIBRARY_PATH="$carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   for p in ncast-server ncast-swarm ncast-bench; do
@@ -88,15 +92,22 @@ run() {
   echo "swarm-device: $date, ${gpu:-no GPU}, $cores cores, commit $commit, ulimit -n $(ulimit -n)"
 
   # 1. The largest swarm the servers keep up with: servers on CPUs 0..scores-1, the swarm on the rest.
-  taskset -c "$scores-$last" "$carry/ncast-bench" serve --json --server-bin "$carry/ncast-server" --servers "$nservers" \
-    --server-threads "$sthreads" --server-cpu 0 --threads "$threads" --bitrate 768k --media-seconds "$media_s" --start "$start" \
-    --max "$max" --verify-fraction "$verify" --budget "$budget" --plot "$work/serve.png" >"$work/serve.jsonl" 2>"$work/serve.err"
-  echo "serve: exit $?"
+  if [ "$max" -gt 0 ]; then
+    taskset -c "$scores-$last" "$carry/ncast-bench" serve --json --server-bin "$carry/ncast-server" --servers "$nservers" \
+      --server-threads "$sthreads" --server-cpu 0 --threads "$threads" --bitrate 768k --media-seconds "$media_s" --start "$start" \
+      --max "$max" --verify-fraction "$verify" --budget "$budget" --plot "$work/serve.png" >"$work/serve.jsonl" 2>"$work/serve.err"
+    echo "serve: exit $?"
+  else
+    echo "serve: skipped (NCAST_SERVE_MAX=0)" | tee "$work/serve.jsonl"
+  fi
 
   # 2. Loss: a swarm of $peers realtime peers under each model, spread over the servers.
   head -c $((media_s * 96000)) /dev/urandom >"$work/media"
-  for model in bernoulli:0.3 burst:0.1:5; do
-    local tag=${model%%:*} pids=() args=() i
+  local models=() r
+  for ((r = 1; r <= runs; ++r)); do models+=("bernoulli:0.3@$r" "burst:0.1:5@$r"); done
+  for entry in "${models[@]}"; do
+    local model=${entry%@*} run=${entry##*@}
+    local tag=${model%%:*}$([ "$runs" -gt 1 ] && echo "-$run") pids=() args=() i
     for ((i = 0; i < nservers; ++i)); do
       taskset -c "$((i * sthreads))-$((i * sthreads + sthreads - 1))" "$carry/ncast-server" --file "$work/media" \
         --listen 127.0.0.1:0 --metrics 127.0.0.1:0 --bitrate 768k --threads "$sthreads" --max-rate 1000G \
@@ -132,16 +143,16 @@ run() {
     echo '```'
     cat "$work/serve.jsonl"
     echo '```'
-    for model in bernoulli burst; do
+    for f in "$work"/swarm-*.txt; do
       echo
-      echo "## $peers peers, loss $model"
+      echo "## $peers peers, loss $(basename "$f" .txt | cut -d- -f2-)"
       echo
       echo '```'
-      cat "$work/swarm-$model.txt"
+      cat "$f"
       echo '```'
     done
   } >"$out/results.md"
-  for f in serve.jsonl serve.dat serve.gp serve.png swarm-bernoulli.json swarm-burst.json; do
+  for f in serve.jsonl serve.dat serve.gp serve.png $([ "$runs" -eq 1 ] && echo swarm-bernoulli.json swarm-burst.json); do
     [ -f "$work/$f" ] && cp "$work/$f" "$out/"
   done
   tar -czf "$out/logs.tar.gz" -C "$work" --exclude media . 2>/dev/null
