@@ -124,6 +124,7 @@ void Admission::answer_repeated_join(Session& open, const proto::Join& join, std
   // draw a long MANIFEST.
   if (join.stream != open.source().info().name) return metrics_.drops.count(proto::DropReason::unexpected);
   open.answered(size);
+  open.heard_join(now);
   if (!open.resend_manifest(now)) return metrics_.drops.count(proto::DropReason::rate_limited);
   socket_.send_now(open.manifest(), from);
   ++metrics_.manifests;

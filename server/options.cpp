@@ -80,7 +80,7 @@ po::options_description network_options(ServerOptions& o, RawOptions& r) {
       "max-sessions-per-source", po::value(&o.config.max_sessions_per_source)->default_value(16),
       "sessions one IP address may hold (its /24 or /64 four times as many); 0: no limit (many local peers)")(
       "handshake-timeout", po::value(&r.handshake_timeout)->default_value(3.0),
-      "seconds a session may wait for its peer's first ACK before it is freed")(
+      "seconds a session may wait for its peer's first ACK (or next JOIN) before it is freed")(
       "idle-timeout", po::value(&r.idle_timeout)->default_value(10.0),
       "seconds of silence after which a session is freed")(
       "token-lifetime", po::value(&o.config.token_lifetime_s)->default_value(30), "seconds a retry token stays valid")(

@@ -117,6 +117,13 @@ class Session {
   // sends at most three times what the peer sent it, the MANIFEST included (docs/protocol.md section 3).
   // The peer sent `bytes` for this session: its JOIN, or a retransmission of it.
   void answered(std::size_t bytes) { received_ += bytes; }
+  // A retransmitted JOIN (its token valid for this address and nonce) shows that the peer still waits
+  // for the MANIFEST: the handshake timeout counts from it, else a session whose MANIFESTs were all lost
+  // within the timeout would close, and the peer's later JOINs be dropped as replays of a closed one.
+  // The token's lifetime bounds how long replayed JOINs can hold it.
+  void heard_join(TimePoint now) {
+    if (!confirmed_) last_heard_ = now;
+  }
   // Whether a retransmitted JOIN (already counted by answered()) may have the MANIFEST again: not after
   // the first ACK (the peer holds it), at most once per retransmission timeout, within the budget. If
   // so, it is counted as sent.

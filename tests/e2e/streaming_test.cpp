@@ -211,6 +211,53 @@ TEST(Streaming, BadPacketsAreDroppedAndCountedAndNothingBreaks) {
   EXPECT_TRUE(server.process->wait_event("stopped", 1s));
 }
 
+// Every MANIFEST lost for longer than --handshake-timeout: the peer's retransmitted JOINs keep the
+// session open, and the first MANIFEST to get through completes the handshake (before, the session
+// closed a timeout after its first JOIN and every later JOIN was dropped as a replay).
+TEST(Streaming, AHandshakeCompletesAfterItsManifestsAreLostForLongerThanTheTimeout) {
+  TempDir dir;
+  write_file(dir / "m", random_bytes(100'000, 7));
+  auto server = start_server(dir, "server",
+                             {"--file", (dir / "m").string(), "--handshake-timeout", "1", "--stats-interval", "0"});
+  TestSocket sock;
+  proto::Join wanted;
+  wanted.stream = "m";
+  proto::PeerHandshake hs(wanted);
+  sock.send(server.port, hs.hello());
+  std::vector<std::uint8_t> join;
+  for (int i = 0; i < 10 && join.empty(); ++i) {
+    auto d = sock.receive(500ms);
+    ASSERT_TRUE(d) << "no RETRY";
+    if (auto retry = proto::decode_retry(*d))
+      if (auto j = hs.on_retry(*retry)) join = *j;
+  }
+  ASSERT_FALSE(join.empty());
+  sock.send(server.port, join);
+  const auto lossy_until = std::chrono::steady_clock::now() + 2500ms;  // 2.5 handshake timeouts
+  auto resend_at = std::chrono::steady_clock::now() + 300ms;
+  int lost = 0;
+  bool accepted = false;
+  while (!accepted && std::chrono::steady_clock::now() < lossy_until + 2s) {
+    if (std::chrono::steady_clock::now() >= resend_at) {
+      sock.send(server.port, join);  // as a peer retransmits its JOIN, short of its backoff's doubling
+      resend_at += 300ms;
+    }
+    auto d = sock.receive(50ms);
+    if (!d) continue;
+    const auto prefix = proto::parse_prefix(*d);
+    if (!prefix || prefix->type != proto::PacketType::manifest) continue;
+    if (std::chrono::steady_clock::now() < lossy_until) {
+      ++lost;
+      continue;
+    }
+    accepted = static_cast<bool>(hs.on_manifest(*d, std::nullopt));
+  }
+  EXPECT_GE(lost, 5) << "the server resent the MANIFEST to the retransmitted JOINs";
+  EXPECT_TRUE(accepted) << "no MANIFEST after " << lost << " lost ones: the session closed while the peer joined";
+  const auto m = scrape(server.metrics);
+  EXPECT_EQ(m.at("ncast_sessions_created_total"), 1);
+}
+
 TEST(Streaming, SpoofedHelloFloodGetsAtMostThreeTimesItsBytesBack) {
   TempDir dir;
   write_file(dir / "m", random_bytes(100'000, 5));

@@ -187,6 +187,20 @@ TEST(Session, TheManifestIsResentAtMostOncePerTimeoutAndNeverAfterTheFirstAck) {
   EXPECT_FALSE(s.resend_manifest(TimePoint{} + 2s));
 }
 
+// The handshake timeout counts from the peer's last JOIN, but once the key is confirmed only authentic
+// packets keep the session: a JOIN, which anyone on the path can replay, does not.
+TEST(Session, AJoinIsHeardOnlyBeforeTheFirstAck) {
+  Fixture f(3);
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {1, 2, 3}, f.observer, TimePoint{});
+  s.heard_join(TimePoint{} + 2s);
+  EXPECT_EQ(s.last_heard(), TimePoint{} + 2s);
+  SimPeer peer(f.keys, 7, f.info, 4, f.shared->key());
+  auto ack = peer.ack();
+  ASSERT_FALSE(s.receive(ack, *proto::parse_header(ack), TimePoint{} + 3s).drop);
+  s.heard_join(TimePoint{} + 9s);
+  EXPECT_EQ(s.last_heard(), TimePoint{} + 3s);
+}
+
 // A peer that acknowledged once and then went silent: descriptor resends back off (before, one every
 // 50 ms: 200 in 10 s).
 TEST(Session, DescriptorResendsBackOff) {
