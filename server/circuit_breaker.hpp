@@ -5,7 +5,8 @@
 // several intervals in a row, it ends (BYE "path too slow"). An interval counts against the path when
 // the session sent at least the media rate and the path would carry less than the media needs at the
 // session's pacing rate, which makes up for the loss the session measures: the share of the packets
-// the interval's ACKs covered that arrived, applied to that rate (or to what was sent, when more).
+// the interval's ACKs covered that arrived, applied to that rate (or to what was sent, when more), in
+// the interval and on average over the last few (a second's sample of bursty loss falls short by chance).
 // Random loss is thus judged by what making up for it delivers, whatever the session sent meanwhile
 // (its loss estimate still converging, its server's thread behind, its ACKs read late), and congestion
 // by what the queue let through. A session with nothing to send is not judged.
@@ -56,6 +57,8 @@ class CircuitBreaker {
   CircuitBreakerConfig config_;
   TimePoint started_;
   Totals at_start_;
+  double average_ = 0;  // what the path carried at the pacing rate, a moving average over judged intervals
+  bool judged_ = false;
   int bad_ = 0;
   bool tripped_ = false;
   double bad_carried_ = 0, bad_seconds_ = 0;

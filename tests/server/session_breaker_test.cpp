@@ -5,6 +5,7 @@
 
 #include <deque>
 
+#include "peer/swarm/loss_model.hpp"
 #include "tests/server/session_sim.hpp"
 
 namespace ncast::server {
@@ -16,12 +17,14 @@ using namespace session_sim;
 struct SwarmConfig {
   std::size_t sessions = 40;
   double loss = 0;                    // random loss at each peer
+  double burst = 1;                   // its mean burst length in datagrams (Gilbert–Elliott; 1: independent)
   double server_per_ms = 1e9;         // datagrams the server's thread sends per millisecond, all sessions
   int stall_every_ms = 0;             // the thread stalls this often (0: never), neither sending nor
   int stall_ms = 0;                   // reading ACKs for this long
   double link_per_ms = 1e9;           // datagrams the shared bottleneck forwards per millisecond
   std::size_t link_queue = 1u << 30;  // datagrams its queue holds (tail drop beyond)
   int seconds = 20;
+  std::uint32_t segments = 24;  // of 64 datagrams: about 15 s of the stream
 };
 
 struct SwarmResult {
@@ -32,7 +35,7 @@ struct SwarmResult {
 // second; each peer acknowledges after 8 CODED packets, a decoded segment, or 20 ms.
 class Swarm {
  public:
-  explicit Swarm(const SwarmConfig& c) : c_(c), f_(24, 0.05, 1024), m_(c.sessions), lost_(c.loss) {
+  explicit Swarm(const SwarmConfig& c) : c_(c), f_(c.segments, 0.05, 1024), m_(c.sessions) {
     f_.config.media_rate = 100 * 1088;  // a CODED packet of 1024-octet symbols is 1088 octets
     f_.config.rate = 1.08 * f_.config.media_rate;
     f_.config.burst = 8;
@@ -60,6 +63,7 @@ class Swarm {
   struct Member {
     std::unique_ptr<Session> session;
     std::unique_ptr<SimPeer> peer;
+    std::unique_ptr<swarm::LossProcess> loss;
     std::deque<std::vector<std::uint8_t>> acks;  // sent by the peer, not yet read by the server
     int unacked = 0, since_ack_ms = 0;
     bool ended = false;
@@ -78,6 +82,9 @@ class Swarm {
       x.session = std::make_unique<Session>(id, net::Address::parse("127.0.0.1:1"), proto::Nonce{}, *f_.stream, f_.keys,
                                             f_.config, std::vector<std::uint8_t>{}, f_.observer, t_);
       x.peer = std::make_unique<SimPeer>(f_.keys, id, f_.info, f_.config.window, f_.shared->key());
+      const std::string spec = c_.burst > 1 ? "burst:" + std::to_string(c_.loss) + ":" + std::to_string(c_.burst)
+                                            : "bernoulli:" + std::to_string(c_.loss);
+      x.loss = std::make_unique<swarm::LossProcess>(swarm::parse_loss(spec), id);
       ack(x);
     }
   }
@@ -89,7 +96,7 @@ class Swarm {
       auto [i, d] = std::move(queue_.front());
       queue_.pop_front();
       Member& x = m_[i];
-      if (x.ended || lost_(f_.rng)) continue;
+      if (x.ended || x.loss->drop()) continue;
       const auto decoded = x.peer->data().size();
       x.peer->deliver(std::move(d), true);  // the server may not have read the newest ACKs yet
       if (x.peer->data().size() != decoded || ++x.unacked == 8) ack(x);
@@ -126,7 +133,6 @@ class Swarm {
   std::vector<Member> m_;
   std::size_t joined_ = 0, turn_ = 0;
   std::deque<std::pair<std::size_t, std::vector<std::uint8_t>>> queue_;  // the bottleneck's
-  std::bernoulli_distribution lost_;
   std::vector<std::uint8_t> buf_ = std::vector<std::uint8_t>(proto::kMinDatagram);
   double server_credit_ = 0, link_credit_ = 0;
   TimePoint t_ = TimePoint{} + 1s;
@@ -148,6 +154,22 @@ TEST(SessionBreaker, RandomLossNeverEndsSessionsOfALaggingServer) {
     EXPECT_EQ(r.ended, 0u) << "loss " << loss;
     EXPECT_EQ(r.complete, c.sessions) << "loss " << loss;
   }
+}
+
+// Random loss of 10 % in bursts of 5 datagrams on average (Gilbert–Elliott): at about 100 datagrams a
+// second a second may lose a quarter and more, two in a row now and then, while the path carries the
+// stream at the loss-compensated rate on average. On the GPU host 6 of 10,000 realtime peers at
+// `--loss burst:0.1:5` were ended as "path too slow: measured 587-671 of 768 kbit/s".
+TEST(SessionBreaker, BurstyRandomLossNeverEndsSessions) {
+  SwarmConfig c;
+  c.loss = 0.1;
+  c.burst = 5;
+  c.seconds = 60;
+  c.segments = 80;
+  c.sessions = 100;
+  const SwarmResult r = Swarm(c).run();
+  EXPECT_EQ(r.ended, 0u);
+  EXPECT_EQ(r.complete, c.sessions);
 }
 
 // A bottleneck that forwards 40 % of what the sessions need, without random loss: the loss is the
