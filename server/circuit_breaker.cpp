@@ -12,13 +12,15 @@ constexpr double kCarried = 0.9;
 // server held it back. Such an interval neither counts against the path nor clears it: sessions of an
 // overloaded path whose rounds stalled now and then were otherwise never ended.
 constexpr double kSentEnough = 0.95;
-// The weight of a judged interval in the moving average of what the path carried: about three seconds.
+// The weight of a judged interval in the moving average of what the path carried: about four seconds.
 // A second's delivered share is a small sample (about 100 datagrams at 768 kbit/s) and random loss in
 // bursts scatters it far more than independent loss of the same mean: at 10 % in bursts of 5 datagrams
 // seconds' shares had a deviation of 0.075 (independent: 0.027), 2 % of the seconds fell short and two
-// in a row ended sessions (6 of 10,000 realtime peers on the GPU host). Averaged over three seconds the
-// lowest was 0.93 of the media rate, while a queue that lets through 40 % still falls short at once.
-constexpr double kAverageWeight = 1.0 / 3.0;
+// in a row ended sessions (6 of 10,000 realtime peers on the GPU host). Started from the first second's
+// share, the average let one short first second count at once; from the media rate over four seconds,
+// a queue that lets through 40 % is still short at once (0.85 after a second) and one that lets
+// through 70 % from the second second.
+constexpr double kAverageWeight = 1.0 / 4.0;
 
 // A uniform number in [0, 1) from the session's seed and the interval's count (splitmix64).
 double draw(std::uint64_t seed, std::uint64_t n) {
@@ -49,11 +51,10 @@ std::optional<bool> CircuitBreaker::update(TimePoint now, const Totals& totals, 
   // An interval without an ACK tells nothing of the path's rate: a silent path is the silence timer's
   // (the session probes) and the idle timeout's.
   const bool judged = sent_rate >= kSentEnough * config_.media_rate && acked > 0;
-  if (judged) average_ = judged_ ? average_ + kAverageWeight * (carried - average_) : carried;
-  judged_ = judged_ || judged;
+  if (judged) average_ += kAverageWeight * (carried / config_.media_rate - average_);
   // Short both in this interval and on average: a good interval still clears the count at once.
   const double needed = kCarried * config_.media_rate;
-  if (judged && carried < needed && average_ < needed) {
+  if (judged && carried < needed && average_ < kCarried) {
     if (bad_ == 0) bad_carried_ = bad_seconds_ = 0;
     ++bad_;
     ++bad_total_;

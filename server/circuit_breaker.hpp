@@ -57,8 +57,9 @@ class CircuitBreaker {
   CircuitBreakerConfig config_;
   TimePoint started_;
   Totals at_start_;
-  double average_ = 0;  // what the path carried at the pacing rate, a moving average over judged intervals
-  bool judged_ = false;
+  // What the path carried at the pacing rate as a share of the media rate, a moving average over judged
+  // intervals; a path is presumed to carry the stream until shown otherwise.
+  double average_ = 1.0;
   int bad_ = 0;
   bool tripped_ = false;
   double bad_carried_ = 0, bad_seconds_ = 0;
