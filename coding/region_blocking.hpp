@@ -26,33 +26,24 @@ inline std::size_t l2_bytes() {
 // prefetches take load slots from the kernel for nothing.
 inline bool prefetch_pays(std::size_t k, std::size_t m, std::size_t len) { return (k + m) * len > l2_bytes() / 2; }
 
-// Few sources coming from beyond L1 are prefetched into L1 itself, this far ahead: on Zen 4 that beat the
-// L2 prefetch for up to 8 sources (8+3 at 64 KiB: 1.03-1.08x ISA-L -> 1.14-1.18x; 4+2 at 1 MiB: 0.84-0.91x
-// -> 1.04-1.08x) and lost from 12 on (16+4 at 1 MiB: 1.56-1.72x -> 0.98-1.03x), L1's miss buffers
-// being too few for 2 lines per step of each of more streams.
-inline constexpr std::size_t kL1PrefetchDistance = 512;
-inline constexpr std::size_t kL1PrefetchMaxSources = 8;
-
-// On AMD, a call of more sources than the L1 prefetch serves but at most this many streams (sources and
-// outputs) that does not fit L2 at all is left to the hardware prefetchers: its sources come from L3, and
-// the L2 prefetch instructions only took load slots. 10+4 at 1 MiB on Zen 4: 746 K -> 651 K TSC cycles
-// a call (least-disturbed batch), 1.16-1.20x -> 1.29-1.31x ISA-L (median of rotating batches). 12+4, 16
-// streams, still gained most from the L2 prefetch; with at most 8 sources no prefetch and the L1 prefetch
-// measured within 5 % of each other either way, so those keep the L1 prefetch.
+// On AMD, a call of at most this many streams (sources and outputs) is left to the hardware prefetchers
+// wherever its sources come from, and so is any call that fits twice L2: the prefetch instructions only
+// took load slots. On the Zen 4 VM (ratios to ISA-L 2.32.1, medians of interleaved rounds, three runs
+// each way, page-aligned shards): 8+3 at 64 KiB 1.18-1.20x without against 0.99-1.05x with the L1
+// prefetch that was used for up to 8 sources, 6+3 1.17-1.21x against 0.95-1.10x, at 1 MiB 4+2 1.11x
+// against 1.05-1.08x and 8+3 1.27-1.30x against 1.16-1.19x; 10+4 at 1 MiB 1.19-1.22x against
+// 1.15-1.16x with the L2 prefetch; 17+3 at 64 KiB (1.25 MiB) 1.20-1.21x against 1.01-1.07x. From 16
+// streams beyond twice L2 the L2 prefetch still pays there: 12+4 at 1 MiB 1.44-1.50x against
+// 1.22-1.33x, 16+4 1.71-2.15x against 1.07-1.22x, 32+8 2.43-2.76x against 1.63-1.69x.
 inline constexpr std::size_t kHardwarePrefetchMaxStreams = 14;
 
-enum class PrefetchTarget { none, l1, l2 };
-
-// Where the AVX-512 kernels prefetch a call's sources: nowhere when prefetching does not pay; into L1
-// for few sources on AMD; nowhere on AMD for a few more streams from beyond L2; into L2 otherwise (and
-// on Intel, where L1 prefetching was not measured).
-inline PrefetchTarget prefetch_target(std::size_t k, std::size_t m, std::size_t len) {
+// Whether the AVX-512 kernels prefetch a call's sources into L2: where prefetching pays at all, always
+// on Intel (where going without was not measured), on AMD only beyond kHardwarePrefetchMaxStreams streams
+// and twice L2.
+inline bool prefetch_into_l2(std::size_t k, std::size_t m, std::size_t len) {
   static const bool intel = __builtin_cpu_is("intel");
-  if (!prefetch_pays(k, m, len)) return PrefetchTarget::none;
-  if (intel) return PrefetchTarget::l2;
-  if (k <= kL1PrefetchMaxSources) return PrefetchTarget::l1;
-  if (k + m <= kHardwarePrefetchMaxStreams && (k + m) * len > l2_bytes()) return PrefetchTarget::none;
-  return PrefetchTarget::l2;
+  if (!prefetch_pays(k, m, len)) return false;
+  return intel || (k + m > kHardwarePrefetchMaxStreams && (k + m) * len > 2 * l2_bytes());
 }
 
 // Outputs this large in total are written with streaming stores by the AVX-512 kernels, skipping

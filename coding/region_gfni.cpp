@@ -52,13 +52,10 @@ void mul_add(std::uint8_t* dst, const std::uint8_t* src, std::uint8_t c, std::si
 // vpxord, leaves the affine unit the only bound: on Zen 4, 16 products took 16 cycles against 22.
 __m512i xor3(__m512i acc, __m512i a, __m512i b) { return _mm512_ternarylogic_epi64(acc, a, b, 0x96); }
 
-// Where a step's source lines are fetched ahead of use (see prefetch_target in region_blocking.hpp).
-template <PrefetchTarget P>
+// A step's source lines fetched into L2 ahead of use, where prefetch_into_l2 (region_blocking.hpp) says so.
+template <bool Prefetch>
 void prefetch_step(const std::uint8_t* src) {
-  if constexpr (P == PrefetchTarget::l1) {
-    _mm_prefetch(reinterpret_cast<const char*>(src + kL1PrefetchDistance), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(src + kL1PrefetchDistance + kVec), _MM_HINT_T0);
-  } else if constexpr (P == PrefetchTarget::l2) {
+  if constexpr (Prefetch) {
     _mm_prefetch(reinterpret_cast<const char*>(src + kPrefetchDistance), _MM_HINT_T1);
     _mm_prefetch(reinterpret_cast<const char*>(src + kPrefetchDistance + kVec), _MM_HINT_T1);
   }
@@ -81,7 +78,7 @@ struct TableMats {
 
 // One step of 2 vectors (so each broadcast matrix serves 128 bytes) for G outputs at column pos. Sources
 // are taken in pairs for xor3.
-template <std::size_t G, bool Acc, PrefetchTarget P, bool Stream, class Mats>
+template <std::size_t G, bool Acc, bool Prefetch, bool Stream, class Mats>
 void dot_step(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::size_t k, Mats mats, std::size_t pos) {
   __m512i a[G], b[G];
   for (std::size_t g = 0; g < G; ++g) {
@@ -92,8 +89,8 @@ void dot_step(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::s
   for (; s + 2 <= k; s += 2) {
     const __m512i x0 = _mm512_loadu_si512(srcs[s] + pos), y0 = _mm512_loadu_si512(srcs[s] + pos + kVec);
     const __m512i x1 = _mm512_loadu_si512(srcs[s + 1] + pos), y1 = _mm512_loadu_si512(srcs[s + 1] + pos + kVec);
-    prefetch_step<P>(srcs[s] + pos);
-    prefetch_step<P>(srcs[s + 1] + pos);
+    prefetch_step<Prefetch>(srcs[s] + pos);
+    prefetch_step<Prefetch>(srcs[s + 1] + pos);
     for (std::size_t g = 0; g < G; ++g) {
       const __m512i m0 = _mm512_set1_epi64(static_cast<long long>(mats.at(s, g)));
       const __m512i m1 = _mm512_set1_epi64(static_cast<long long>(mats.at(s + 1, g)));
@@ -103,7 +100,7 @@ void dot_step(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::s
   }
   if (s < k) {
     const __m512i x = _mm512_loadu_si512(srcs[s] + pos), y = _mm512_loadu_si512(srcs[s] + pos + kVec);
-    prefetch_step<P>(srcs[s] + pos);
+    prefetch_step<Prefetch>(srcs[s] + pos);
     for (std::size_t g = 0; g < G; ++g) {
       a[g] = _mm512_xor_si512(a[g], times(x, mats.at(s, g)));
       b[g] = _mm512_xor_si512(b[g], times(y, mats.at(s, g)));
@@ -121,14 +118,14 @@ void dot_step(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::s
 }
 
 // G outputs over columns [off, off + n) of k sources: whole steps, then vectors under a byte mask.
-template <std::size_t G, bool Acc, PrefetchTarget P, bool Stream, class Mats>
+template <std::size_t G, bool Acc, bool Prefetch, bool Stream, class Mats>
 void dot_columns(std::uint8_t* const* group_dsts, const std::uint8_t* const* srcs, std::size_t k, Mats mats,
                  std::size_t off, std::size_t n) {
   std::uint8_t* dsts[G];  // a local copy, so the compiler need not reload them after every store
   std::copy_n(group_dsts, G, dsts);
   const std::size_t end = off + n;
   std::size_t pos = off;
-  for (; pos + 2 * kVec <= end; pos += 2 * kVec) dot_step<G, Acc, P, Stream>(dsts, srcs, k, mats, pos);
+  for (; pos + 2 * kVec <= end; pos += 2 * kVec) dot_step<G, Acc, Prefetch, Stream>(dsts, srcs, k, mats, pos);
   for (; pos < end; pos += kVec) {
     const __mmask64 km = tail_mask(end - pos);
     __m512i a[G];
@@ -142,17 +139,17 @@ void dot_columns(std::uint8_t* const* group_dsts, const std::uint8_t* const* src
   }
 }
 
-template <std::size_t G, bool Acc, PrefetchTarget P, bool Stream>
+template <std::size_t G, bool Acc, bool Prefetch, bool Stream>
 void dot_group(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::size_t k, const std::uint64_t* mats,
                std::size_t off, std::size_t n) {
-  dot_columns<G, Acc, P, Stream>(dsts, srcs, k, ExpandedMats<G>{mats}, off, n);
+  dot_columns<G, Acc, Prefetch, Stream>(dsts, srcs, k, ExpandedMats<G>{mats}, off, n);
 }
 
 // G outputs of a short call, their matrices looked up by coefficient (coefs: G rows of k).
 template <std::size_t G, bool Acc>
 void dot_group_from_table(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::size_t k,
                           const std::uint8_t* coefs, std::size_t len) {
-  dot_columns<G, Acc, PrefetchTarget::none, false>(dsts, srcs, k, TableMats{coefs, k}, 0, len);
+  dot_columns<G, Acc, false, false>(dsts, srcs, k, TableMats{coefs, k}, 0, len);
 }
 
 using TableGroupFn = void (*)(std::uint8_t* const*, const std::uint8_t* const*, std::size_t, const std::uint8_t*,
@@ -187,31 +184,26 @@ void dot_multi_from_table(std::uint8_t* const* dsts, std::size_t m, const std::u
 
 using GroupFn = void (*)(std::uint8_t* const*, const std::uint8_t* const*, std::size_t, const std::uint64_t*,
                          std::size_t, std::size_t);
-template <bool Acc, PrefetchTarget P, bool Stream>
+template <bool Acc, bool Prefetch, bool Stream>
 constexpr GroupFn kGroupFns[kGroup + 1] = {nullptr,
-                                           dot_group<1, Acc, P, Stream>,
-                                           dot_group<2, Acc, P, Stream>,
-                                           dot_group<3, Acc, P, Stream>,
-                                           dot_group<4, Acc, P, Stream>,
-                                           dot_group<5, Acc, P, Stream>,
-                                           dot_group<6, Acc, P, Stream>,
-                                           dot_group<7, Acc, P, Stream>,
-                                           dot_group<8, Acc, P, Stream>};
+                                           dot_group<1, Acc, Prefetch, Stream>,
+                                           dot_group<2, Acc, Prefetch, Stream>,
+                                           dot_group<3, Acc, Prefetch, Stream>,
+                                           dot_group<4, Acc, Prefetch, Stream>,
+                                           dot_group<5, Acc, Prefetch, Stream>,
+                                           dot_group<6, Acc, Prefetch, Stream>,
+                                           dot_group<7, Acc, Prefetch, Stream>,
+                                           dot_group<8, Acc, Prefetch, Stream>};
 
-// The group kernels for one call: accumulating (never streamed), streaming or plain stores, by prefetch target.
-template <PrefetchTarget P>
+// The group kernels for one call: accumulating (never streamed), streaming or plain stores, prefetching or not.
+template <bool Prefetch>
 const GroupFn* group_fns(bool accumulate, bool stream) {
-  if (accumulate) return kGroupFns<true, P, false>;
-  return stream ? kGroupFns<false, P, true> : kGroupFns<false, P, false>;
+  if (accumulate) return kGroupFns<true, Prefetch, false>;
+  return stream ? kGroupFns<false, Prefetch, true> : kGroupFns<false, Prefetch, false>;
 }
 
-const GroupFn* group_fns(PrefetchTarget p, bool accumulate, bool stream) {
-  switch (p) {
-    case PrefetchTarget::l1: return group_fns<PrefetchTarget::l1>(accumulate, stream);
-    case PrefetchTarget::l2: return group_fns<PrefetchTarget::l2>(accumulate, stream);
-    case PrefetchTarget::none: break;
-  }
-  return group_fns<PrefetchTarget::none>(accumulate, stream);
+const GroupFn* group_fns(bool prefetch, bool accumulate, bool stream) {
+  return prefetch ? group_fns<true>(accumulate, stream) : group_fns<false>(accumulate, stream);
 }
 
 void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* const* srcs, std::size_t k,
@@ -222,7 +214,7 @@ void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* con
   const std::uint64_t* mats =
       expand_cached(cache, coefs, m, k, kGroup, [](std::uint8_t c) { return kAffineMatrix[c]; });
   const bool stream = streaming_pays(dsts, m, len, accumulate, kVec);
-  const GroupFn* fns = group_fns(prefetch_target(k, m, len), accumulate, stream);
+  const GroupFn* fns = group_fns(prefetch_into_l2(k, m, len), accumulate, stream);
   // One group over one chunk, the narrow codes on short regions, goes straight to its kernel: there the
   // block loop's bookkeeping was a tenth of a 4 KiB 4+2 encode.
   if (m <= kGroup && len <= column_chunk(k)) fns[m](dsts, srcs, k, mats, 0, len);

@@ -140,9 +140,9 @@ TEST_P(RegionKernelTest, DotMultiSpansColumnChunks) {
 }
 
 TEST_P(RegionKernelTest, DotMultiPrefetchedSources) {
-  // Regions past half of L2 take the prefetching kernels (into L1 for up to 8 sources on AMD, none for
-  // up to 14 streams beyond L2 there, into L2 beyond), with sources in pairs and an odd one last; outputs
-  // start as poison or are accumulated into.
+  // Regions past half of L2 take the kernels that prefetch into L2 (on AMD only 16 streams beyond twice
+  // L2, hence 13 sources), with sources in pairs and an odd one last; outputs start as poison or are
+  // accumulated into.
   for (std::size_t k : {3, 8, 9, 13})
     for (bool acc : {false, true}) check_dot(this->k(), k, 3, (1 << 18) + 33, acc, false, rng);
 }
