@@ -26,24 +26,31 @@ inline std::size_t l2_bytes() {
 // prefetches take load slots from the kernel for nothing.
 inline bool prefetch_pays(std::size_t k, std::size_t m, std::size_t len) { return (k + m) * len > l2_bytes() / 2; }
 
-// On AMD, a call of at most this many streams (sources and outputs) is left to the hardware prefetchers
-// wherever its sources come from, and so is any call that fits twice L2: the prefetch instructions only
-// took load slots. On the Zen 4 VM (ratios to ISA-L 2.32.1, medians of interleaved rounds, three runs
-// each way, page-aligned shards): 8+3 at 64 KiB 1.18-1.20x without against 0.99-1.05x with the L1
-// prefetch that was used for up to 8 sources, 6+3 1.17-1.21x against 0.95-1.10x, at 1 MiB 4+2 1.11x
-// against 1.05-1.08x and 8+3 1.27-1.30x against 1.16-1.19x; 10+4 at 1 MiB 1.19-1.22x against
-// 1.15-1.16x with the L2 prefetch; 17+3 at 64 KiB (1.25 MiB) 1.20-1.21x against 1.01-1.07x. From 16
-// streams beyond twice L2 the L2 prefetch still pays there: 12+4 at 1 MiB 1.44-1.50x against
-// 1.22-1.33x, 16+4 1.71-2.15x against 1.07-1.22x, 32+8 2.43-2.76x against 1.63-1.69x.
-inline constexpr std::size_t kHardwarePrefetchMaxStreams = 14;
+// A call that outgrows twice L2 with at most this many streams (sources and outputs) is left to the
+// hardware prefetchers, which keep up with that many streams from L3: the prefetch instructions only took
+// load slots. Measured against not prefetching, interleaved with ISA-L 2.32.1 (ratios' ranges over
+// 3-4 runs): on the Zen 4 VM 4+2 at 1 MiB 1.11x against 1.05-1.08x with an L1 prefetch, 8+3
+// 1.27-1.30x against 1.16-1.19x, 10+4 1.19-1.22x against 1.15-1.16x with the L2 prefetch, while 12+4
+// at 1 MiB gained from it (1.44-1.50x against 1.22-1.33x), as did 16+4 and 32+8; on the Xeon
+// (2 MiB L2) 16+4 at 1 MiB 1.17-1.35x against 1.08-1.21x, 17+3 1.14-1.22x against 1.07-1.15x, 4+2
+// 1.37-1.57x against 1.05-1.54x, while 32+8 (1.73-2.52x against 1.68-1.86x) and 128+32 (6.4-7.3x
+// against 2.3-2.9x) gained from it.
+inline std::size_t hardware_prefetch_max_streams() {
+  static const std::size_t streams = __builtin_cpu_is("intel") ? 20 : 14;
+  return streams;
+}
 
-// Whether the AVX-512 kernels prefetch a call's sources into L2: where prefetching pays at all, always
-// on Intel (where going without was not measured), on AMD only beyond kHardwarePrefetchMaxStreams streams
-// and twice L2.
+// Whether the AVX-512 kernels prefetch a call's sources into L2: only where prefetching pays at all;
+// beyond twice L2 for more streams than the hardware prefetchers keep up with; within twice L2 on Intel
+// only (16+4, 17+3 and 32+8 at 64 KiB ran 1.26-1.51x, 1.20-1.31x and 1.55-1.96x ISA-L with the
+// prefetch against 1.07-1.36x, 1.00-1.24x and 1.22-1.55x without, where on the Zen 4 VM 6+3 and 8+3
+// at 64 KiB ran 1.15-1.24x without against 0.91-1.05x with an L1 prefetch and 17+3 1.20-1.21x
+// against 1.01-1.07x with the L2 prefetch).
 inline bool prefetch_into_l2(std::size_t k, std::size_t m, std::size_t len) {
   static const bool intel = __builtin_cpu_is("intel");
   if (!prefetch_pays(k, m, len)) return false;
-  return intel || (k + m > kHardwarePrefetchMaxStreams && (k + m) * len > 2 * l2_bytes());
+  if ((k + m) * len > 2 * l2_bytes()) return k + m > hardware_prefetch_max_streams();
+  return intel;
 }
 
 // Outputs this large in total are written with streaming stores by the AVX-512 kernels, skipping
