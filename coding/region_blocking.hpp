@@ -2,6 +2,7 @@
 // How the multi-output kernels split columns so that one chunk of every source stays in cache
 // while all outputs are computed from it: sources are read from memory once, whatever m is.
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -127,27 +128,43 @@ void expand_by_group(std::vector<T>& out, const std::uint8_t* coefs, std::size_t
   }
 }
 
-// The expanded constants of the last matrix one thread multiplied by at one level: codecs call again
-// and again with the same matrix (an RS code's parity rows, a cached decode matrix), and expanding it
-// costs a store of a whole vector per coefficient, as much as the multiply itself on short regions.
+// The expanded constants of the last few matrices one thread multiplied by at one level: codecs call
+// again and again with the same matrices (an RS code's parity rows, the cached decode matrix of a lost
+// disk, several codes served by one thread, encodes between reconstructions), and expanding one costs a
+// store of a whole vector per coefficient, as much as the multiply itself on short regions.
+inline constexpr std::size_t kExpansionCacheEntries = 4;
+
 template <class T>
 struct ExpansionCache {
-  std::vector<std::uint8_t> coefs;
-  std::size_t m = 0, k = 0;
-  std::vector<T> out;
+  struct Entry {
+    std::vector<std::uint8_t> coefs;
+    std::size_t m = 0, k = 0;
+    std::vector<T> out;
+    std::uint64_t last_use = 0;
+  };
+  std::array<Entry, kExpansionCacheEntries> entries;
+  std::uint64_t uses = 0;
 };
 
-// expand_by_group's output for coefs, from the cache when the matrix is the one it holds.
+// expand_by_group's output for coefs, from the cache when it holds the matrix, else expanded into the
+// entry used longest ago.
 template <class T, class Make>
 const T* expand_cached(ExpansionCache<T>& cache, const std::uint8_t* coefs, std::size_t m, std::size_t k,
                        std::size_t group, Make make) {
-  if (cache.m == m && cache.k == k && std::equal(cache.coefs.begin(), cache.coefs.end(), coefs))
-    return cache.out.data();
-  cache.coefs.assign(coefs, coefs + m * k);
-  cache.m = m;
-  cache.k = k;
-  expand_by_group(cache.out, coefs, m, k, group, make);
-  return cache.out.data();
+  auto* oldest = &cache.entries[0];
+  for (auto& e : cache.entries) {
+    if (e.m == m && e.k == k && std::equal(e.coefs.begin(), e.coefs.end(), coefs)) {
+      e.last_use = ++cache.uses;
+      return e.out.data();
+    }
+    if (e.last_use < oldest->last_use) oldest = &e;
+  }
+  oldest->coefs.assign(coefs, coefs + m * k);
+  oldest->m = m;
+  oldest->k = k;
+  oldest->last_use = ++cache.uses;
+  expand_by_group(oldest->out, coefs, m, k, group, make);
+  return oldest->out.data();
 }
 
 // Calls fn(first_output, outputs, column_offset, columns) chunk by chunk, and within a chunk for each

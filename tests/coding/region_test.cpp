@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/coding/gf_reference.hpp"
@@ -163,6 +164,38 @@ TEST_P(RegionKernelTest, DotMultiFollowsCoefficientsChangedInPlace) {
         std::uint8_t want = 0;
         for (std::size_t j = 0; j < k; ++j) want ^= slow_mul(coefs[i * k + j], src[j * len + b]);
         ASSERT_EQ(out[i * len + b], want) << "round " << round << " out " << i << " byte " << b;
+      }
+  }
+}
+
+TEST_P(RegionKernelTest, DotMultiAlternatesBetweenMatrices) {
+  // Kernels keep the expansions of a few recent matrices: calls that go back and forth between more
+  // matrices than they keep, of one shape and of others, must each be computed with their own matrix.
+  const std::size_t k_max = 6, m_max = 4, len = 1000;
+  std::vector<std::uint8_t> src(k_max * len), out(m_max * len);
+  for (auto& b : src) b = static_cast<std::uint8_t>(rng());
+  struct Matrix {
+    std::size_t m, k;
+    std::vector<std::uint8_t> coefs;
+  };
+  std::vector<Matrix> matrices;
+  for (const auto& [m, k] : {std::pair<std::size_t, std::size_t>{2, 4}, {2, 4}, {2, 4}, {4, 6}, {2, 4}, {3, 5}})
+    matrices.push_back({m, k, std::vector<std::uint8_t>(m * k)});
+  for (auto& mat : matrices)
+    for (auto& c : mat.coefs) c = static_cast<std::uint8_t>(rng() | 1);
+  std::vector<const std::uint8_t*> sp;
+  for (std::size_t j = 0; j < k_max; ++j) sp.push_back(src.data() + j * len);
+  std::vector<std::uint8_t*> dp;
+  for (std::size_t i = 0; i < m_max; ++i) dp.push_back(out.data() + i * len);
+  for (std::size_t call = 0; call < 40; ++call) {
+    const Matrix& mat = matrices[call % 2 == 0 ? 0 : (call / 2) % matrices.size()];
+    for (auto& b : out) b = 0xA5;  // poison
+    this->k().dot_multi(dp.data(), mat.m, sp.data(), mat.k, mat.coefs.data(), len, false);
+    for (std::size_t i = 0; i < mat.m; ++i)
+      for (std::size_t b = 0; b < len; ++b) {
+        std::uint8_t want = 0;
+        for (std::size_t j = 0; j < mat.k; ++j) want ^= slow_mul(mat.coefs[i * mat.k + j], src[j * len + b]);
+        ASSERT_EQ(out[i * len + b], want) << "call " << call << " out " << i << " byte " << b;
       }
   }
 }
