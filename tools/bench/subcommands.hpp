@@ -8,6 +8,7 @@ namespace ncast::bench {
 
 int run_gf(int argc, char** argv);
 int run_rs(int argc, char** argv);
+int run_ceiling(int argc, char** argv);
 int run_rlnc(int argc, char** argv);
 int run_serve(int argc, char** argv);
 #ifdef NCAST_HAVE_CUDA
