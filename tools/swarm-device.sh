@@ -29,8 +29,11 @@
 # NCAST_SERVE_START (10000), NCAST_SERVE_BUDGET (330 s), NCAST_MEDIA_SECONDS (20), NCAST_DECODER (gpu),
 # NCAST_VERIFY_FRACTION (1: the fraction of simulated peers that decode and verify, ncast-swarm
 # --verify-fraction; the others count ranks from the coefficients and ACK the same), NCAST_SERVE_MAX
-# (40000: the search's largest swarm; 0 skips the search), NCAST_LOSS_RUNS (1: how many times the two
-# loss runs are repeated; with more, their reports stay in logs.tar.gz), NCAST_SWARM_THREADS (the swarm's worker threads; default one per swarm CPU: the GPU decode batcher's
+# (40000: the search's largest swarm; 0 skips the search), NCAST_LOSS_RUNS (1: how many times the
+# loss runs are repeated; with more, their reports stay in logs.tar.gz), NCAST_LOSS_MODELS (the swarm
+# runs' loss models, ncast-swarm --loss: "bernoulli:0.3 burst:0.1:5"; "none" runs one without loss),
+# NCAST_THREAD_LOAD (1: sample every thread of the servers and the swarm each second during those runs,
+# tools/thread-load.py, and add each process's busiest threads to the results), NCAST_SWARM_THREADS (the swarm's worker threads; default one per swarm CPU: the GPU decode batcher's
 # thread mostly waits on the GPU, and ten threads kept up with 9,375 peers where nine kept up with 8,750).
 set -uo pipefail
 
@@ -65,9 +68,11 @@ run() {
   local peers=${NCAST_SWARM_PEERS:-10000} start=${NCAST_SERVE_START:-10000} budget=${NCAST_SERVE_BUDGET:-330}
   local media_s=${NCAST_MEDIA_SECONDS:-20} nservers=${NCAST_SERVERS:-1} sthreads=${NCAST_SERVER_THREADS:-5}
   local decoder=${NCAST_DECODER:-gpu} verify=${NCAST_VERIFY_FRACTION:-1} max=${NCAST_SERVE_MAX:-40000}
-  local runs=${NCAST_LOSS_RUNS:-1}
+  local runs=${NCAST_LOSS_RUNS:-1} loss_models=${NCAST_LOSS_MODELS:-bernoulli:0.3 burst:0.1:5}
+  local thread_load=${NCAST_THREAD_LOAD:-0}
   [[ $max =~ ^[0-9]+$ && $runs =~ ^[1-9][0-9]*$ ]] ||
     { echo "swarm-device: NCAST_SERVE_MAX must be a whole number and NCAST_LOSS_RUNS a positive one" >&2; exit 2; }
+  [[ $thread_load == [01] ]] || { echo "swarm-device: NCAST_THREAD_LOAD must be 0 or 1, not '$thread_load'" >&2; exit 2; }
   mkdir -p "$out"
   export LD_LIBRARY_PATH="$carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   for p in ncast-server ncast-swarm ncast-bench; do
@@ -104,7 +109,7 @@ run() {
   # 2. Loss: a swarm of $peers realtime peers under each model, spread over the servers.
   head -c $((media_s * 96000)) /dev/urandom >"$work/media"
   local models=() r
-  for ((r = 1; r <= runs; ++r)); do models+=("bernoulli:0.3@$r" "burst:0.1:5@$r"); done
+  for ((r = 1; r <= runs; ++r)); do for m in $loss_models; do models+=("$m@$r"); done; done
   for entry in "${models[@]}"; do
     local model=${entry%@*} run=${entry##*@}
     local tag=${model%%:*}$([ "$runs" -gt 1 ] && echo "-$run") pids=() args=() i
@@ -122,8 +127,19 @@ run() {
     done
     taskset -c "$scores-$last" "$carry/ncast-swarm" "${args[@]}" --server-mode spread --stream media -n "$peers" \
       --threads "$threads" --decoder "$decoder" --verify-fraction "$verify" --loss "$model" --ramp "$((peers / 1500 + 1))" --timeout 150 --progress off \
-      --report "$work/swarm-$tag.json" >"$work/swarm-$tag.txt" 2>"$work/swarm-$tag.err"
+      --report "$work/swarm-$tag.json" >"$work/swarm-$tag.txt" 2>"$work/swarm-$tag.err" &
+    local swarm=$! sampler=
+    if [ "$thread_load" = 1 ]; then
+      python3 "$root/tools/thread-load.py" sample "$work/threads-$tag.raw" "$swarm" "${pids[@]}" &
+      sampler=$!
+    fi
+    wait "$swarm"
     echo "swarm $model: exit $?"
+    if [ -n "$sampler" ]; then
+      kill -TERM "$sampler" 2>/dev/null
+      wait "$sampler" 2>/dev/null
+      python3 "$root/tools/thread-load.py" report "$work/threads-$tag.raw" >>"$work/swarm-$tag.txt"
+    fi
     kill -TERM "${pids[@]}" 2>/dev/null
     wait "${pids[@]}" 2>/dev/null
   done
