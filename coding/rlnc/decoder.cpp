@@ -19,11 +19,10 @@ Decoder::Decoder(const GenerationLayout& layout, std::span<std::uint8_t> out, co
   if (out.size() < layout.block_bytes())
     throw Error(Errc::buffer_too_small, "output buffer of " + std::to_string(out.size()) +
                                             " bytes, the generation needs " + std::to_string(layout.block_bytes()));
-  stride_ = (n + 63) / 64 * 64;
+  stride_ = (n + batch_ + 63) / 64 * 64;
   rows_.assign(n * stride_, 0);
   staging_.assign(batch_ * layout.symbol_size(), 0);
   raw_rows_.assign(batch_ * stride_, 0);
-  transform_.assign(batch_ * batch_, 0);
   is_pivot_.assign(n, 0);
   is_pending_.assign(n, 0);
   unit_.assign(n, 0);
@@ -54,7 +53,6 @@ void Decoder::reset() {
   std::fill(is_pending_.begin(), is_pending_.end(), 0);
   std::fill(unit_.begin(), unit_.end(), 0);
   std::fill(decoded_.begin(), decoded_.end(), 0);
-  std::fill(transform_.begin(), transform_.end(), 0);
   pivot_order_.clear();
   pending_.clear();
   active_.clear();
@@ -84,54 +82,47 @@ void Decoder::clear_settled_columns(std::uint8_t* v, std::size_t lo, std::size_t
   if (used > 0) gf::kernels().dot_multi(&v, 1, srcs, used, coefs, width, true);
 }
 
-// Clears the pending pivot columns, recording in t how the result combines the pending rows.
-void Decoder::clear_pending_columns(std::uint8_t* v, std::uint8_t* t, std::size_t lo, std::size_t width) {
+// Clears the pending pivot columns of v, whose transform part (at column n) records how the result
+// combines the pending rows: one product over both, as the pending rows carry theirs alike.
+void Decoder::clear_pending_columns(std::uint8_t* v, std::size_t lo, std::size_t width) {
   const std::size_t b = pending_.size();
+  std::uint8_t* t = v + (layout_.n() - lo);
   std::fill_n(t, batch_, std::uint8_t{0});
   t[b] = 1;
   std::uint8_t* rows = rows_.data();
   const std::size_t stride = stride_;
   const std::uint16_t* pending = pending_.data();
   const std::uint8_t** srcs = srcs_.data();
-  const std::uint8_t** t_srcs = row_srcs_.data();
   std::uint8_t* coefs = coefs_.data();
   std::size_t used = 0;
   for (std::size_t i = 0; i < b; ++i) {
     const std::uint8_t f = v[pending[i] - lo];
     if (f == 0) continue;
     srcs[used] = rows + pending[i] * stride + lo;
-    t_srcs[used] = transform_.data() + i * batch_;
     coefs[used++] = f;
   }
-  if (used == 0) return;
-  const gf::RegionKernels& k = gf::kernels();
-  k.dot_multi(&v, 1, srcs, used, coefs, width, true);
-  k.dot_multi(&t, 1, t_srcs, used, coefs, b, true);
+  if (used > 0) gf::kernels().dot_multi(&v, 1, srcs, used, coefs, width + b + 1, true);
 }
 
-// Clears the new pivot column c from the other pending rows and their transform rows.
-void Decoder::clear_from_pending_rows(std::size_t c, const std::uint8_t* new_row, const std::uint8_t* t, std::size_t lo,
-                                      std::size_t width) {
-  const std::size_t b = pending_.size();
+// Clears the new pivot column c from the other pending rows, transform parts included. The new row is
+// zero before c (every column there is a pivot it was cleared of, or was zero), so the work starts at c.
+void Decoder::clear_from_pending_rows(std::size_t c) {
+  const std::size_t b = pending_.size(), n = layout_.n();
   std::uint8_t* rows = rows_.data();
   const std::size_t stride = stride_;
   const std::uint16_t* pending = pending_.data();
-  std::uint8_t** row_dsts = row_dsts_.data();
-  std::uint8_t** t_dsts = dsts_.data();
+  std::uint8_t** dsts = row_dsts_.data();
   std::uint8_t* coefs = coefs_.data();
   std::size_t used = 0;
   for (std::size_t i = 0; i < b; ++i) {
     std::uint8_t* other = rows + pending[i] * stride;
     const std::uint8_t f = other[c];
     if (f == 0) continue;
-    row_dsts[used] = other + lo;
-    t_dsts[used] = transform_.data() + i * batch_;
+    dsts[used] = other + c;
     coefs[used++] = f;
   }
-  if (used == 0) return;
-  const gf::RegionKernels& k = gf::kernels();
-  k.dot_multi(row_dsts, used, &new_row, 1, coefs, width, true);
-  k.dot_multi(t_dsts, used, &t, 1, coefs, b + 1, true);
+  const std::uint8_t* src = row(c) + c;
+  if (used > 0) gf::kernels().dot_multi(dsts, used, &src, 1, coefs, n - c + b + 1, true);
 }
 
 AddResult Decoder::add(const SymbolView& symbol) {
@@ -147,8 +138,7 @@ AddResult Decoder::add(const SymbolView& symbol) {
   std::copy(raw_.begin() + static_cast<long>(lo), raw_.begin() + static_cast<long>(n), v);
   clear_settled_columns(v, lo, width);
   const std::size_t b = pending_.size();
-  std::uint8_t* t = transform_row(b);
-  clear_pending_columns(v, t, lo, width);
+  clear_pending_columns(v, lo, width);
 
   std::size_t c = 0;
   while (c < width && v[c] == 0) ++c;
@@ -158,13 +148,10 @@ AddResult Decoder::add(const SymbolView& symbol) {
   }
   c += lo;
 
-  // The new row, normalised, then cleared from the column of the other pending rows.
-  const gf::RegionKernels& k = gf::kernels();
-  const std::uint8_t scale = gf::inv(v[c - lo]);
-  std::uint8_t* new_row = row(c) + lo;
-  k.mul(new_row, v, scale, width);
-  k.mul(t, t, scale, b + 1);
-  clear_from_pending_rows(c, new_row, t, lo, width);
+  // The new row, normalised (its whole transform part, so that no stale entry stays beyond b), then
+  // cleared from the column of the other pending rows.
+  gf::kernels().mul(row(c) + lo, v, gf::inv(v[c - lo]), width + batch_);
+  clear_from_pending_rows(c);
 
   // The payload waits, raw, with its raw coefficients, until the batch is flushed.
   std::memcpy(staging_.data() + b * layout_.symbol_size(), symbol.payload.data(), layout_.symbol_size());
@@ -181,18 +168,19 @@ AddResult Decoder::add(const SymbolView& symbol) {
 void Decoder::flush() {
   if (pending_.empty()) return;
   settle_new_rows();
+  // Every column below the new lo_ is a pivot, where the reduced rows are known (0, or 1 on the
+  // diagonal): the settled rows' coefficients are updated, and read, only from there on.
+  while (lo_ < layout_.n() && is_pivot_[lo_]) ++lo_;
   update_settled_rows();
   for (const std::uint16_t p : touched_) unit_[p] = unit_from(row(p), p);
   for (const std::uint16_t c : pending_) {
     unit_[c] = unit_from(row(c), c);
     is_pending_[c] = 0;
   }
-  std::fill_n(transform_.begin(), pending_.size() * batch_, std::uint8_t{0});
   pending_.clear();
   active_.clear();
   units_.clear();
   for (const std::uint16_t p : pivot_order_) (unit_[p] ? units_ : active_).push_back(p);
-  while (lo_ < layout_.n() && is_pivot_[lo_]) ++lo_;
 }
 
 // Whether the pending pivots are consecutive columns in order, as dense coding makes them: their

@@ -78,18 +78,18 @@ class Decoder {
   const std::uint8_t* row(std::size_t c) const { return rows_.data() + c * stride_; }
   std::uint8_t* raw_row(std::size_t b) { return raw_rows_.data() + b * stride_; }
   const std::uint8_t* raw_row(std::size_t b) const { return raw_rows_.data() + b * stride_; }
-  std::uint8_t* transform_row(std::size_t b) { return transform_.data() + b * batch_; }
+  // Row b of the transform, stored after the coefficients of pending row b.
+  std::uint8_t* transform_row(std::size_t b) { return row(pending_[b]) + layout_.n(); }
   bool unit_from(const std::uint8_t* r, std::size_t c) const;
   bool pending_is_run() const;
 
   void settle_new_rows();
   void update_settled_rows();
   // The three eliminations of add(), over the columns [lo, n) of the arriving vector v (width of them)
-  // and its transform row t (which pending rows it combines).
+  // and its transform part (which pending rows it combines), stored after column n - 1.
   void clear_settled_columns(std::uint8_t* v, std::size_t lo, std::size_t width);
-  void clear_pending_columns(std::uint8_t* v, std::uint8_t* t, std::size_t lo, std::size_t width);
-  void clear_from_pending_rows(std::size_t c, const std::uint8_t* new_row, const std::uint8_t* t, std::size_t lo,
-                               std::size_t width);
+  void clear_pending_columns(std::uint8_t* v, std::size_t lo, std::size_t width);
+  void clear_from_pending_rows(std::size_t c);
 
   GenerationLayout layout_;
   std::span<std::uint8_t> out_;
@@ -99,12 +99,13 @@ class Decoder {
 
   // Coefficient rows by pivot column: for a settled pivot its reduced row as of the last flush, for a
   // pending one its reduced row now. Every column below lo_ is a settled pivot, so those columns
-  // are known (0, or 1 on the diagonal) and rows are stored and computed only from lo_ on.
+  // are known (0, or 1 on the diagonal) and rows are stored and computed only from lo_ on. A pending
+  // row b carries after its n coefficients row b of the transform taking the pending payloads, once
+  // cleared of settled rows, to their reduced form (batch bytes), so one product updates both.
   std::vector<std::uint8_t> rows_;
   std::size_t lo_ = 0;
-  // Pending row b (pending_[b]): its raw payload and raw coefficients, and row b of the transform
-  // taking the pending payloads, once cleared of settled rows, to their reduced form.
-  std::vector<std::uint8_t> staging_, raw_rows_, transform_;
+  // Pending row b (pending_[b]): its raw payload and raw coefficients.
+  std::vector<std::uint8_t> staging_, raw_rows_;
   std::vector<std::uint8_t> is_pivot_, is_pending_, unit_;
   mutable std::vector<std::uint8_t> decoded_;  // cache: once decoded, always decoded
   std::vector<std::uint16_t> pivot_order_;     // pivot columns in arrival order
