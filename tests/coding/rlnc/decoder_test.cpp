@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 
 #include "coding/rlnc/encoder.hpp"
@@ -187,6 +188,7 @@ TEST(Decoder, HeldRowsAlwaysMatchTheirCoefficients) {
     for (std::size_t h = 0; h < r; ++h) unit_mix[h * r + h] = 1;
     std::vector<std::vector<std::uint8_t>> payloads(r, std::vector<std::uint8_t>(96, 0xEE));
     std::vector<std::uint8_t*> outs;
+    outs.reserve(r);
     for (auto& p : payloads) outs.push_back(p.data());
     dec.combine_held(unit_mix.data(), r, outs.data(), coefs.data());
     testing::ReferenceRank held(24);
@@ -279,6 +281,38 @@ TEST(Decoder, ResetStartsOver) {
   EXPECT_EQ(dec.received(), 0u);
   for (std::uint32_t id = 100; !dec.complete(); ++id) dec.add(f.encoder.produce(id).view());
   EXPECT_TRUE(std::equal(f.data.begin(), f.data.end(), dec.data().begin()));
+}
+
+// A decoder's rows keep what earlier generations left in them (coefficients, transform entries beyond
+// the current batch) and its buffer what they decoded: reused, it must answer exactly as a fresh one,
+// symbol by symbol, with pivots in no particular order (sparse vectors, sources in between, repeats).
+TEST(Decoder, AReusedDecoderAnswersAsAFreshOne) {
+  const std::size_t n = 40, len = 100;
+  Output reused_out(GenerationLayout(n, len, n * len - len / 3));
+  std::optional<Decoder> reused;
+  for (std::uint64_t g = 0; g < 4; ++g) {
+    Fixture f(n, len, 600 + g, {.systematic = false, .density = Density::from_fraction(g % 2 ? 0.15 : 0.5)});
+    if (!reused) reused.emplace(f.layout, reused_out.span(), kSeeds, DecoderOptions{.batch = 7});
+    reused->reset();
+    Output fresh_out(f.layout);
+    Decoder fresh(f.layout, fresh_out.span(), kSeeds, {.batch = 7});
+    for (std::uint32_t id = 1000 * static_cast<std::uint32_t>(g); !fresh.complete(); ++id) {
+      CodedSymbol s = f.encoder.produce(id);
+      if (id % 5 == 0) {
+        const std::uint32_t i = (id * 7) % n;
+        s = {SymbolKind::systematic, i, {}, {}, {f.block.symbol(i), f.block.symbol(i) + len}};
+      }
+      for (int repeat = 0; repeat < (id % 11 == 0 ? 2 : 1); ++repeat) {
+        ASSERT_EQ(reused->add(s.view()), fresh.add(s.view())) << "generation " << g << " id " << id;
+        ASSERT_EQ(reused->rank(), fresh.rank());
+        for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(reused->is_decoded(i), fresh.is_decoded(i)) << i;
+      }
+    }
+    ASSERT_TRUE(reused->complete()) << "generation " << g;
+    EXPECT_TRUE(std::equal(f.data.begin(), f.data.end(), reused->data().begin(), reused->data().end()));
+    EXPECT_TRUE(std::equal(f.data.begin(), f.data.end(), fresh.data().begin(), fresh.data().end()));
+    EXPECT_TRUE(reused_out.guard_intact());
+  }
 }
 
 TEST(Decoder, AddingSymbolsAllocatesNothing) {
