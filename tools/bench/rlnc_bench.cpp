@@ -2,12 +2,8 @@
 // from dense seeded symbols, decoded payload bytes) and recode (a relay's output) — each beside
 // ISA-L doing the equivalent work on the same coefficients in the same process.
 #include <isa-l/erasure_code.h>
-#include <sys/mman.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -33,7 +29,6 @@ struct Settings {
   std::vector<std::size_t> symbols{1200, 4096, 16384};
   std::vector<std::string> ops{"encode", "decode", "recode"};
   std::size_t batch = rlnc::DecoderOptions{}.batch;
-  bool huge_pages = false;
 };
 
 const rlnc::SeedContext kSeeds{rlnc::coefficient_seed(1, 1), 0};
@@ -42,30 +37,6 @@ const rlnc::SeedContext kRelaySeeds{rlnc::coefficient_seed(2, 1), 0};
 std::vector<std::uint8_t*> slices(AlignedBytes& buffer, std::size_t count, std::size_t len) {
   std::vector<std::uint8_t*> out;
   for (std::size_t i = 0; i < count; ++i) out.push_back(buffer.get() + i * len);
-  return out;
-}
-
-// A buffer on transparent huge pages when asked: n symbols of L bytes at one page offset fall into as few
-// L2 sets as their 4 KiB pages' physical addresses make them, which differs from run to run; on 2 MiB
-// pages they spread evenly.
-AlignedBytes case_buffer(std::size_t size, bool huge_pages) {
-  if (!huge_pages) return make_aligned(size);
-  constexpr std::size_t kHuge = std::size_t{2} << 20;
-  const std::size_t rounded = (std::max<std::size_t>(size, 1) + kHuge - 1) / kHuge * kHuge;
-  auto* p = static_cast<std::uint8_t*>(std::aligned_alloc(kHuge, rounded));
-  if (p == nullptr) throw std::bad_alloc();
-  AlignedBytes out{std::unique_ptr<std::uint8_t[], AlignedBytes::Free>(p), size};
-  if (madvise(p, rounded, MADV_HUGEPAGE) != 0)
-    throw std::runtime_error(std::string("--huge-pages: madvise(MADV_HUGEPAGE) failed: ") + std::strerror(errno) +
-                             " (see /sys/kernel/mm/transparent_hugepage/enabled)");
-  return out;
-}
-
-AlignedBytes random_case_buffer(std::size_t size, std::uint64_t seed, bool huge_pages) {
-  AlignedBytes random = std::move(random_buffers(1, size, seed)[0]);
-  if (!huge_pages) return random;
-  AlignedBytes out = case_buffer(size, true);
-  std::memcpy(out.get(), random.get(), size);
   return out;
 }
 
@@ -106,11 +77,11 @@ class RlncCase {
         s_(s),
         common_(common),
         layout_(n, len, n * len),
-        block_(random_case_buffer(n * len, common.seed, s.huge_pages)),
+        block_(std::move(random_buffers(1, n * len, common.seed)[0])),
         encoder_(layout_, {block_.get(), n * len}, kSeeds, {.systematic = false}),
-        coded_(case_buffer(n * len, s.huge_pages)),
-        isal_out_(case_buffer(n * len, s.huge_pages)),
-        decoded_(case_buffer(n * len, s.huge_pages)),
+        coded_(make_aligned(n * len)),
+        isal_out_(make_aligned(n * len)),
+        decoded_(make_aligned(n * len)),
         coded_ptrs_(slices(coded_, n, len)),
         isal_ptrs_(slices(isal_out_, n, len)),
         matrix_(n * n),
@@ -209,7 +180,7 @@ class RlncCase {
     decoder_.reset();
     for (const auto& sym : symbols_) decoder_.add(sym);
     rlnc::Recoder recoder(decoder_, kRelaySeeds);
-    AlignedBytes recoded = case_buffer(n_ * len_, s_.huge_pages);
+    AlignedBytes recoded = make_aligned(n_ * len_);
     auto recoded_ptrs = slices(recoded, n_, len_);
     std::vector<std::uint8_t> recoded_coefs(n_ * n_);
     const auto recode = [&] { recoder.produce(n_, recoded_ptrs.data(), recoded_coefs.data()); };
@@ -253,8 +224,6 @@ int run_rlnc(int argc, char** argv) {
       "op", po::value(&ops)->multitoken(), "encode decode recode (default: all)")(
       "batch", po::value(&s.batch)->default_value(s.batch),
       "decoder batch: arrivals whose payload work is done together")(
-      "huge-pages", po::bool_switch(&s.huge_pages),
-      "symbols, coded symbols and outputs on 2 MiB transparent huge pages (steadier L2 placement)")(
       "backend", po::value(&backend)->default_value(backend), "cpu (the RLNC codec has no CUDA path yet)");
   add_common_options(desc, common);
   if (!parse_options(argc, argv, "usage: ncast-bench rlnc [--n N...] [--symbol L...] [options]", desc, common))
