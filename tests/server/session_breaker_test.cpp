@@ -84,7 +84,10 @@ class Swarm {
       x.peer = std::make_unique<SimPeer>(f_.keys, id, f_.info, f_.config.window, f_.shared->key());
       const std::string spec = c_.burst > 1 ? "burst:" + std::to_string(c_.loss) + ":" + std::to_string(c_.burst)
                                             : "bernoulli:" + std::to_string(c_.loss);
-      x.loss = std::make_unique<swarm::LossProcess>(swarm::parse_loss(spec), id);
+      // The chain also moves while nothing crosses it, in 10 ms slots of simulated time, as ncast-swarm's
+      // does (--loss-slot): stepped only per datagram, a burst met by a silent session's probes, one
+      // every 2 s, lasted for tens of seconds, and one session in 10-40 runs never finished.
+      x.loss = std::make_unique<swarm::LossProcess>(swarm::parse_loss(spec), id, 10ms);
       ack(x);
     }
   }
@@ -96,7 +99,7 @@ class Swarm {
       auto [i, d] = std::move(queue_.front());
       queue_.pop_front();
       Member& x = m_[i];
-      if (x.ended || x.loss->drop()) continue;
+      if (x.ended || x.loss->drop(t_)) continue;
       const auto decoded = x.peer->data().size();
       x.peer->deliver(std::move(d), true);  // the server may not have read the newest ACKs yet
       if (x.peer->data().size() != decoded || ++x.unacked == 8) ack(x);
