@@ -185,6 +185,7 @@ Codec::Plan Codec::plan(std::span<const std::size_t> erased, Want want, std::spa
     }
   for (std::size_t i = 0; i < n; ++i)
     if (p.key.outputs.test(i)) p.used[k_ + p.output_count++] = i;
+  walk_like_encode(p);
   return p;
 }
 

@@ -30,8 +30,8 @@ struct DecodeKeyHash {
   }
 };
 
-// Row-major |outputs| × k coefficients, outputs in increasing shard order, columns in increasing
-// source order. Shared, so an entry evicted while a caller still uses it stays alive.
+// Row-major |outputs| × k coefficients, outputs and columns in the order of the plan that computed them
+// (decode_plan.hpp: walk_like_encode). Shared, so an entry evicted while a caller still uses it stays alive.
 using DecodeRows = std::shared_ptr<const std::vector<std::uint8_t>>;
 
 // Thread-safe. A lookup that hits takes a lock and bumps a reference count; it never allocates.

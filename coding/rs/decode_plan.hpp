@@ -17,8 +17,8 @@ namespace ncast::rs {
 // Which erased shards a reconstruction rebuilds: all, the data shards only, or those listed.
 enum class DecodeWant { all, data, listed };
 
-// The k sources read and the shards rebuilt, each in increasing shard order, in one array: a call checks
-// all of them for null and finds the runs of stripes over all of them.
+// The k sources read and the shards rebuilt, each in the order walk_like_encode gives them, in one array: a
+// call checks all of them for null and finds the runs of stripes over all of them.
 struct DecodePlan {
   DecodeKey key;
   std::array<std::size_t, kMaxShards> used;  // source_count sources, then output_count outputs
@@ -28,6 +28,15 @@ struct DecodePlan {
   std::span<const std::size_t> outputs() const { return {used.data() + source_count, output_count}; }
   std::span<const std::size_t> all() const { return {used.data(), source_count + output_count}; }
 };
+
+// Orders a plan's sources and outputs (each in increasing shard order before) so that the kernel walks
+// them as an encode walks its shards: the encode reads data shards 0..k-1 upwards, towards the parity it
+// writes above them. Where the outputs lie below the sources (lost data shards rebuilt with parity, the
+// usual case) both are reversed, the mirror image of that walk; otherwise (lost parity) the order stays
+// the encode's. With shards laid out in index order (rs::Stripe) a decode then goes through memory as the
+// encode does, and costs what it costs: the direction alone moved a decode of m lost data shards at 1 MiB
+// on Zen 4 from 0.7-0.9x the encode's rate (16+4, 17+3) or 1.2-1.45x (32+8) to 1.0-1.1x.
+void walk_like_encode(DecodePlan& plan);
 
 // A reconstruction call as its caller worded it (order and duplicates included), and the stamp of the
 // codec's decode cache (DecodeCache::stamp) that resolved it.
