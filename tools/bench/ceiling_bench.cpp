@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <random>
 #include <stdexcept>
-#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +18,7 @@
 #include "coding/simd_level.hpp"
 #include "tools/bench/bench.hpp"
 #include "tools/bench/isal_anchor.hpp"
+#include "tools/bench/rs_shapes.hpp"
 #include "tools/bench/subcommands.hpp"
 
 namespace ncast::bench {
@@ -27,8 +28,8 @@ namespace po = boost::program_options;
 
 // The XOR of the k sources, stored into each of the m outputs: k loads and m stores a column, the least
 // work a dot product over these regions can do; the columns a vector pass leaves, byte by byte.
-void xor_tail(const std::uint8_t* const* srcs, std::size_t k, std::uint8_t* const* dsts, std::size_t m,
-              std::size_t pos, std::size_t len) {
+void xor_tail(const std::uint8_t* const* srcs, std::size_t k, std::uint8_t* const* dsts, std::size_t m, std::size_t pos,
+              std::size_t len) {
   for (; pos < len; ++pos) {
     std::uint8_t x = 0;
     for (std::size_t s = 0; s < k; ++s) x ^= srcs[s][pos];
@@ -78,14 +79,6 @@ void ceiling_pass(const std::uint8_t* const* srcs, std::size_t k, std::uint8_t* 
   }
   xor_tail(srcs, k, dsts, m, 0, len);
 }
-
-struct Code {
-  std::size_t k, m;
-};
-// The storage shapes of `ncast-bench rs` whose outputs one pass holds (the wide ones are not bound by
-// their traffic).
-const std::vector<Code> kDefaultCodes = {{4, 2}, {6, 3}, {8, 3}, {10, 4}, {12, 4}, {16, 4}, {17, 3}};
-const std::vector<std::size_t> kSweepShards = {4 << 10, 64 << 10, 1 << 20};
 
 // Shards laid out as `ncast-bench rs` lays them (one allocation each, data then parity, then ISA-L's
 // parity), so that the three passes see the caches as the rs bench's encode does.
@@ -154,20 +147,12 @@ int run_ceiling(int argc, char** argv) {
                      "ratio: the encode's rate over an XOR pass with its loads and stores (the traffic bound)",
                      desc, common))
     return 0;
-  if (shard == 0) throw cli::UsageError("--shard must be positive");
-  if ((k == 0) != (m == 0)) throw cli::UsageError("give both --k and --m, or neither for the default cases");
-  std::vector<Code> codes = kDefaultCodes;
-  if (k != 0) {
-    try {
-      rs::check_code_size(k, m);
-    } catch (const std::invalid_argument& e) {
-      throw cli::UsageError(e.what());
-    }
-    codes = {{k, m}};
-  }
+  // The storage shapes only: the wide ones are bound by their multiplies, not their traffic.
+  const std::vector<Code> codes = chosen_codes(k, m, kStorageCodes);
+  const std::vector<std::size_t> shards = chosen_shards(sweep, shard);
   Reporter reporter(common);
   for (Code c : codes)
-    for (std::size_t s : sweep ? kSweepShards : std::vector<std::size_t>{shard}) run_case(c, s, common, reporter);
+    for (std::size_t s : shards) run_case(c, s, common, reporter);
   return 0;
 }
 

@@ -16,21 +16,13 @@
 #include "coding/simd_level.hpp"
 #include "tools/bench/bench.hpp"
 #include "tools/bench/isal_anchor.hpp"
+#include "tools/bench/rs_shapes.hpp"
 #include "tools/bench/subcommands.hpp"
 
 namespace ncast::bench {
 namespace {
 
 namespace po = boost::program_options;
-
-struct Code {
-  std::size_t k, m;
-};
-// Storage systems' shapes (HDFS's RS-6-3 and RS-10-4, Ceph's 4+2 and 8+3, MinIO's 12+4 and 16+4, an odd
-// 17+3) and wide ones.
-const std::vector<Code> kDefaultCodes = {{4, 2},  {6, 3},  {8, 3},  {10, 4},  {12, 4},
-                                         {16, 4}, {17, 3}, {32, 8}, {128, 32}};
-const std::vector<std::size_t> kSweepShards = {4 << 10, 64 << 10, 1 << 20};
 
 struct Settings {
   std::size_t shard = 1 << 20;
@@ -252,20 +244,12 @@ int run_rs(int argc, char** argv) {
   const auto b = parse_backend(backend);
   if (!b) throw cli::UsageError("--backend must be auto, cpu or cuda");
   s.backend = *b;
-  if (s.shard == 0) throw cli::UsageError("--shard must be positive");
-  if ((k == 0) != (m == 0)) throw cli::UsageError("give both --k and --m, or neither for the default cases");
-  std::vector<Code> codes = kDefaultCodes;
-  if (k != 0) {
-    try {
-      rs::check_code_size(k, m);
-    } catch (const std::invalid_argument& e) {
-      throw cli::UsageError(e.what());
-    }
-    codes = {{k, m}};
-  }
+  std::vector<Code> defaults = kStorageCodes;
+  defaults.insert(defaults.end(), kWideCodes.begin(), kWideCodes.end());
+  const std::vector<Code> codes = chosen_codes(k, m, defaults);
+  const std::vector<std::size_t> shards = chosen_shards(sweep, s.shard);
 
   Reporter reporter(common);
-  const std::vector<std::size_t> shards = sweep ? kSweepShards : std::vector<std::size_t>{s.shard};
   for (Code c : codes)
     for (std::size_t shard : shards) {
       Settings at = s;
