@@ -1,7 +1,8 @@
-// ncast-bench ceiling: how fast an RS encode of a shape could run if its multiplies were free. A pass that
+// ncast-bench ceiling: how fast an RS encode of a shape runs when its multiplies are free. A pass that
 // loads the k sources and stores the m outputs at every column, as a dot-product kernel does, but only
-// XORs, moves the same lines through the caches: where ncast's encode and ISA-L's both run near it, the
-// shape is bound by its memory traffic and no kernel leads the other by more than the ceiling's margin.
+// XORs, moves the same lines through the caches: where ncast's encode and ISA-L's both run at it, the
+// shape is bound by its memory traffic. A reference, not a hard bound: the pass does not prefetch, and a
+// kernel that does can pass it where the hardware prefetchers fall behind (the Xeon's 1 MiB shards).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -144,7 +145,7 @@ int run_ceiling(int argc, char** argv) {
   add_common_options(desc, common);
   if (!parse_options(argc, argv,
                      "usage: ncast-bench ceiling [--k K --m M] [options]\n"
-                     "ratio: the encode's rate over an XOR pass with its loads and stores (the traffic bound)",
+                     "ratio: the encode's rate over an XOR pass with its loads and stores (its traffic's pace)",
                      desc, common))
     return 0;
   // The storage shapes only: the wide ones are bound by their multiplies, not their traffic.
