@@ -108,7 +108,7 @@ run() {
 
   # 2. Loss: a swarm of $peers realtime peers under each model, spread over the servers.
   head -c $((media_s * 96000)) /dev/urandom >"$work/media"
-  local models=() r
+  local models=() r m
   for ((r = 1; r <= runs; ++r)); do for m in $loss_models; do models+=("$m@$r"); done; done
   for entry in "${models[@]}"; do
     local model=${entry%@*} run=${entry##*@}
