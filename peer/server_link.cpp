@@ -20,6 +20,12 @@ constexpr auto kMaxBackoff = 1000ms;
 constexpr auto kNudgeAfter = 200ms;
 // How long a MANIFEST of another identity than the pinned one waits for one of the pinned identity.
 constexpr auto kMismatchWait = 300ms;
+// A server closes a handshake it has not heard from for its handshake timeout (3 s by default) and then
+// drops that nonce's JOINs as replays, however long they are retransmitted: on a lossy path a few JOINs
+// lost in a row are enough. JOINs of one nonce unanswered this many times (4.75 s) start over with a
+// new nonce, up to kFreshNonces times; at 30 % loss each way one nonce in 25 to 30 needs it.
+constexpr int kJoinsPerNonce = 6;
+constexpr int kFreshNonces = 3;
 
 }  // namespace
 
@@ -47,7 +53,7 @@ void ServerLink::begin_handshake(TimePoint now, const Send& send, bool keep_sess
   join.max_rate_kbps = options_.max_rate_kbps;
   handshake_.emplace(join);
   mismatch_.reset();
-  standby_ = keep_session && state_ == State::established;
+  standby_ = keep_session && (state_ == State::established || standby_);
   standby_share_ = {options_.share, options_.systematic};
   if (!standby_) {
     open_.reset();
@@ -179,6 +185,7 @@ void ServerLink::on_manifest(const proto::Header& header, std::span<std::uint8_t
   identity_ = accepted->handshake.identity;
   state_ = State::established;
   recovering_ = false;
+  fresh_nonces_ = 0;
   last_heard_ = now;
   pending_.clear();
   admit_origin(accepted->body, now, send);
@@ -355,6 +362,22 @@ void ServerLink::send_ack(TimePoint now, const Send& send) {
   ack_due_ = TimePoint::max();
 }
 
+// The HELLO or JOIN again when its answer is overdue, a new handshake, or the end of trying.
+void ServerLink::retransmit_handshake(TimePoint now, const Send& send) {
+  if (pending_.empty()) return begin_handshake(now, send);  // after a busy REJECT
+  if (state_ == State::join && attempts_ >= kJoinsPerNonce && fresh_nonces_ < kFreshNonces &&
+      attempts_ < options_.max_attempts) {
+    ++fresh_nonces_;
+    return begin_handshake(now, send, standby_);
+  }
+  if (attempts_ >= options_.max_attempts)
+    return fail(state_ == State::hello ? "no answer from the server" : "the server does not complete the handshake");
+  ++attempts_;
+  backoff_ = std::min<std::chrono::milliseconds>(backoff_ * 2, kMaxBackoff);
+  retry_at_ = now + backoff_;
+  send(pending_);
+}
+
 void ServerLink::poll(TimePoint now, const Send& send) {
   switch (state_) {
     case State::hello:
@@ -367,15 +390,7 @@ void ServerLink::poll(TimePoint now, const Send& send) {
       if (mismatch_ && now - mismatch_->first >= kMismatchWait)
         return fail("server identity mismatch: expected " + proto::to_hex(*options_.pinned) + ", got " +
                     proto::to_hex(mismatch_->second));
-      if (now < retry_at_) return;
-      if (pending_.empty()) return begin_handshake(now, send);  // after a busy REJECT
-      if (attempts_ >= options_.max_attempts)
-        return fail(state_ == State::hello ? "no answer from the server"
-                                           : "the server does not complete the handshake");
-      ++attempts_;
-      backoff_ = std::min<std::chrono::milliseconds>(backoff_ * 2, kMaxBackoff);
-      retry_at_ = now + backoff_;
-      send(pending_);
+      if (now >= retry_at_) retransmit_handshake(now, send);
       return;
     case State::established: {
       if (unvouched_) {

@@ -89,6 +89,7 @@ class ServerLink {
  private:
   // A new handshake; keep_session: the session goes on standby (see standby_).
   void begin_handshake(TimePoint now, const Send& send, bool keep_session = false);
+  void retransmit_handshake(TimePoint now, const Send& send);
   // A packet of the session on standby arrived: the outage is over, the session goes on (true), or,
   // when its share changed meanwhile, says goodbye and a new one joins (false).
   bool resume(TimePoint now, const Send& send);
@@ -116,6 +117,7 @@ class ServerLink {
   std::vector<std::uint8_t> pending_;  // the HELLO or JOIN being retransmitted
   std::uint32_t asked_start_ = 0;      // the JOIN's start_segment
   int attempts_ = 0;
+  int fresh_nonces_ = 0;  // handshakes begun again since the last MANIFEST because a JOIN went unanswered
   TimePoint retry_at_{};
   std::chrono::milliseconds backoff_{250};
   // A sound MANIFEST signed by another identity than the pinned one: when, and whose.
