@@ -22,9 +22,9 @@ constexpr auto kNudgeAfter = 200ms;
 constexpr auto kMismatchWait = 300ms;
 // A server closes a handshake it has not heard from for its handshake timeout (3 s by default) and then
 // drops that nonce's JOINs as replays, however long they are retransmitted: on a lossy path a few JOINs
-// lost in a row are enough. JOINs of one nonce unanswered this many times (4.75 s) start over with a
-// new nonce, up to kFreshNonces times; at 30 % loss each way one nonce in 25 to 30 needs it.
-constexpr int kJoinsPerNonce = 6;
+// lost in a row are enough. A nonce whose JOINs go unanswered this long starts over with a new one, up
+// to kFreshNonces times; at 30 % loss each way one nonce in 25 to 30 needed it.
+constexpr auto kJoinNonceWait = 4s;
 constexpr int kFreshNonces = 3;
 
 }  // namespace
@@ -86,20 +86,7 @@ bool ServerLink::on_datagram(std::span<std::uint8_t> d, TimePoint now, const Sen
     return false;
   }
   switch (prefix->type) {
-    case proto::PacketType::retry: {
-      auto retry = proto::decode_retry(*prefix, d);
-      if (!retry) return drop(retry.error()), false;
-      if (state_ != State::hello && state_ != State::join) return drop(proto::DropReason::unexpected), false;
-      auto join = handshake_->on_retry(*retry);
-      if (!join) return drop(proto::DropReason::unexpected), false;
-      pending_ = *join;
-      state_ = State::join;
-      attempts_ = 1;
-      backoff_ = 250ms;
-      retry_at_ = now + backoff_;
-      send(pending_);
-      return false;
-    }
+    case proto::PacketType::retry: return on_retry(*prefix, d, now, send), false;
     case proto::PacketType::reject: {
       auto reject = proto::decode_reject(*prefix, d);
       if (!reject) return drop(reject.error()), false;
@@ -153,6 +140,22 @@ bool ServerLink::on_datagram(std::span<std::uint8_t> d, TimePoint now, const Sen
     }
     default: return drop(proto::DropReason::unexpected), false;
   }
+}
+
+void ServerLink::on_retry(const proto::Prefix& prefix, std::span<const std::uint8_t> d, TimePoint now,
+                          const Send& send) {
+  auto retry = proto::decode_retry(prefix, d);
+  if (!retry) return drop(retry.error());
+  if (state_ != State::hello && state_ != State::join) return drop(proto::DropReason::unexpected);
+  auto join = handshake_->on_retry(*retry);
+  if (!join) return drop(proto::DropReason::unexpected);
+  if (state_ == State::hello) join_sent_at_ = now;  // a later RETRY's JOIN has the same nonce
+  pending_ = *join;
+  state_ = State::join;
+  attempts_ = 1;
+  backoff_ = 250ms;
+  retry_at_ = now + backoff_;
+  send(pending_);
 }
 
 void ServerLink::on_manifest(const proto::Header& header, std::span<std::uint8_t> d, TimePoint now, const Send& send) {
@@ -365,7 +368,7 @@ void ServerLink::send_ack(TimePoint now, const Send& send) {
 // The HELLO or JOIN again when its answer is overdue, a new handshake, or the end of trying.
 void ServerLink::retransmit_handshake(TimePoint now, const Send& send) {
   if (pending_.empty()) return begin_handshake(now, send);  // after a busy REJECT
-  if (state_ == State::join && attempts_ >= kJoinsPerNonce && fresh_nonces_ < kFreshNonces &&
+  if (state_ == State::join && now - join_sent_at_ >= kJoinNonceWait && fresh_nonces_ < kFreshNonces &&
       attempts_ < options_.max_attempts) {
     ++fresh_nonces_;
     return begin_handshake(now, send, standby_);

@@ -93,6 +93,7 @@ class ServerLink {
   // A packet of the session on standby arrived: the outage is over, the session goes on (true), or,
   // when its share changed meanwhile, says goodbye and a new one joins (false).
   bool resume(TimePoint now, const Send& send);
+  void on_retry(const proto::Prefix& prefix, std::span<const std::uint8_t> datagram, TimePoint now, const Send& send);
   void on_manifest(const proto::Header& header, std::span<std::uint8_t> datagram, TimePoint now, const Send& send);
   // A protected packet's body, decrypted in place: the session key's, or for CODED the stream key's.
   std::optional<std::span<const std::uint8_t>> open_body(std::span<std::uint8_t> d, const proto::Header& header);
@@ -117,7 +118,8 @@ class ServerLink {
   std::vector<std::uint8_t> pending_;  // the HELLO or JOIN being retransmitted
   std::uint32_t asked_start_ = 0;      // the JOIN's start_segment
   int attempts_ = 0;
-  int fresh_nonces_ = 0;  // handshakes begun again since the last MANIFEST because a JOIN went unanswered
+  int fresh_nonces_ = 0;    // handshakes begun again since the last MANIFEST because a JOIN went unanswered
+  TimePoint join_sent_at_;  // the first JOIN of this nonce
   TimePoint retry_at_{};
   std::chrono::milliseconds backoff_{250};
   // A sound MANIFEST signed by another identity than the pinned one: when, and whose.
