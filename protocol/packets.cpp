@@ -1,6 +1,7 @@
 #include "protocol/packets.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace ncast::proto {
 namespace {
@@ -460,6 +461,18 @@ bool acknowledges(const AckBody& ack, std::uint64_t number) {
   if (ack.history.empty()) return true;
   const std::uint64_t back = ack.largest - 1 - number;
   return back < 64 * ack.history.size() && (ack.history[back / 64] >> (back % 64) & 1) != 0;
+}
+
+std::uint64_t acknowledged_of_last(const AckBody& ack, std::uint64_t span) {
+  if (span == 0) return 0;
+  std::uint64_t count = 1;  // the largest
+  std::uint64_t below = std::min<std::uint64_t>(span - 1, 64 * ack.history.size());
+  for (std::size_t w = 0; below > 0; ++w) {
+    const std::uint64_t bits = below >= 64 ? ack.history[w] : ack.history[w] & ((std::uint64_t{1} << below) - 1);
+    count += static_cast<std::uint64_t>(std::popcount(bits));
+    below -= std::min<std::uint64_t>(below, 64);
+  }
+  return count;
 }
 
 Parsed<AckBody> decode_ack_body(std::span<const std::uint8_t> body) {

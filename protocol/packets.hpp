@@ -296,6 +296,9 @@ struct AckBody {
 };
 // Whether the ACK says packet `number` was received; without a history, every number up to largest.
 bool acknowledges(const AckBody& ack, std::uint64_t number);
+// How many of the `span` packets up to the ACK's largest (largest − span, largest] it says were received;
+// span at most 1 + 64 · history words.
+std::uint64_t acknowledged_of_last(const AckBody& ack, std::uint64_t span);
 void write_body(Writer& w, const AckBody& body);
 Parsed<AckBody> decode_ack_body(std::span<const std::uint8_t> body);
 

@@ -51,7 +51,8 @@ void RateController::on_sent(std::uint64_t number, std::size_t bytes, TimePoint 
   last_sent_at_ = now;
 }
 
-void RateController::on_ack(std::uint64_t largest, std::uint32_t received, Duration ack_delay, TimePoint now) {
+void RateController::on_ack(std::uint64_t largest, std::uint32_t received, Duration ack_delay, TimePoint now,
+                            Recent recent) {
   if (!has_ack_) {
     has_ack_ = true;
     delivered_ = received;
@@ -73,7 +74,9 @@ void RateController::on_ack(std::uint64_t largest, std::uint32_t received, Durat
     rtt_sample(since > ack_delay ? since - ack_delay : since, now);
     sample_rate(s.at, now);
   }
-  count_loss(largest_acked_, now);
+  // Packets overtaken by the largest are not lost: rounds are counted only up to where reordering ends.
+  const std::uint64_t span = std::min(recent.span, largest_acked_);
+  count_loss(largest_acked_ - span, delivered_ - std::min(recent.arrived, delivered_), now);
   if (largest_acked_ >= round_.first_number && now - round_.started >= kMinRound &&
       largest_sent_ >= round_.first_number + kMinRoundPackets)
     end_round(now);
@@ -120,16 +123,18 @@ bool RateController::excess_loss(double loss, std::uint64_t numbers) const {
   return loss > random_loss_ + std::max(kExcessLoss, 2 * sd);
 }
 
-void RateController::count_loss(std::uint64_t largest, TimePoint now) {
-  // Each round's packets are judged by the ACKs that cover them: from the ACK that first covered the
-  // round's first packet to the one that first covered the next round's. The loss is then that of the
+void RateController::count_loss(std::uint64_t settled, std::uint64_t delivered, TimePoint now) {
+  // Each round's packets are judged by the ACKs that settle them: from the ACK that first settled the
+  // round's first packet to the one that first settled the next round's. The loss is then that of the
   // packets sent at the round's gain, not of those still in flight from the round before.
-  while (!marks_.empty() && marks_.front().first_number <= largest) {
+  // A span of reordering that grew moves the point settled back: nothing new is settled then.
+  if (judged_.valid && (settled < judged_.settled || delivered < judged_.delivered)) return;
+  while (!marks_.empty() && marks_.front().first_number <= settled) {
     const Mark mark = marks_.front();
     marks_.pop_front();
     if (judged_.valid) {
-      const std::uint64_t numbers = largest - judged_.largest;
-      const double loss = loss_of(numbers, delivered_ - judged_.delivered);
+      const std::uint64_t numbers = settled - judged_.settled;
+      const double loss = loss_of(numbers, delivered - judged_.delivered);
       // Random loss is learnt where the sending rate was not above the bottleneck's: at a gain of one
       // or less, and in startup while the delivery rate still grows with the sending rate.
       // Where a queue stood, loss may be the queue's: a rate that overran the bottleneck would learn
@@ -141,7 +146,7 @@ void RateController::count_loss(std::uint64_t largest, TimePoint now) {
         if (below) learn_loss(loss);
       }
     }
-    judged_ = {true, largest, delivered_, mark.gain, mark.startup, Duration::zero()};
+    judged_ = {true, settled, delivered, mark.gain, mark.startup, Duration::zero()};
   }
 }
 

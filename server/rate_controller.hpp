@@ -36,9 +36,16 @@ class RateController {
   void set_max_rate(double rate) { config_.max_rate = rate; }
   // Packet `number` (numbers increase) of `bytes` octets left now.
   void on_sent(std::uint64_t number, std::size_t bytes, TimePoint now);
+  // What an ACK says of the packets just below its largest that may still be on their way, overtaken by
+  // later ones: of the last `span` numbers up to the largest (span: how far packets were seen to be
+  // reordered), how many arrived. Below them every packet has arrived or is lost.
+  struct Recent {
+    std::uint64_t span, arrived;
+  };
   // An ACK: the largest number received, the peer's count of accepted packets (mod 2^32), how long it
   // held the ACK.
-  void on_ack(std::uint64_t largest, std::uint32_t received, Duration ack_delay, TimePoint now);
+  void on_ack(std::uint64_t largest, std::uint32_t received, Duration ack_delay, TimePoint now,
+              Recent recent = Recent{});
   // No ACK for `timeout` while packets were outstanding: the path may be a blackhole. The rate drops to
   // the probe rate until an ACK returns; the model is kept, so the session resumes at its old rate.
   void check_silence(TimePoint now, Duration timeout);
@@ -80,7 +87,8 @@ class RateController {
   void sample_rate(TimePoint sent_at, TimePoint now);
   void start_round(TimePoint now);
   void end_round(TimePoint now);
-  void count_loss(std::uint64_t largest, TimePoint now);
+  // Rounds' loss, counted up to `settled`, a number below which `delivered` packets arrived.
+  void count_loss(std::uint64_t settled, std::uint64_t delivered, TimePoint now);
   // Congestion: a round's packets lost more than the random loss by more than chance explains. The
   // RTT decides where random loss is learnt, and how long a round below the rate drains (queue_left).
   bool excess_loss(double loss, std::uint64_t numbers) const;
@@ -107,7 +115,7 @@ class RateController {
   };
   struct Judged {
     bool valid = false;
-    std::uint64_t largest = 0, delivered = 0;  // when an ACK first covered the round's first packet
+    std::uint64_t settled = 0, delivered = 0;  // when the round's first packet was first settled
     double gain = 1;
     bool startup = false;
     Duration min_rtt{0};  // the smallest RTT sample since

@@ -209,7 +209,11 @@ void Session::detect_spurious_losses(const proto::AckBody& ack, TimePoint now) {
 void Session::on_ack(const proto::AckBody& ack, TimePoint now) {
   ++counters_.acks;
   const bool was_silent = cc_.silent();
-  cc_.on_ack(ack.largest, ack.received, microseconds(ack.ack_delay_us), now);
+  // Packets up to the reordering threshold below the largest may still arrive (the controller counts loss
+  // only below them); an ACK without a history tells nothing of single packets.
+  const std::uint64_t span = ack.history.empty() ? 0 : std::min(reorder_packets_, 1 + 64 * ack.history.size());
+  cc_.on_ack(ack.largest, ack.received, microseconds(ack.ack_delay_us), now,
+             {span, proto::acknowledged_of_last(ack, span)});
   counters_.congestion_events = cc_.congestion_events();
   largest_acked_ = std::max(largest_acked_, ack.largest);
   detect_spurious_losses(ack, now);

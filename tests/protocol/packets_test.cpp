@@ -413,6 +413,23 @@ TEST(Packets, AckRoundTripAndRejections) {
   EXPECT_FALSE(decode_ack_body(bad_state));
 }
 
+// How many of the last packets up to the largest an ACK acknowledges, as counting acknowledges() would.
+TEST(Packets, AcknowledgedOfLastCountsTheHistory) {
+  AckBody a;
+  a.largest = 1000;
+  a.history = {0b101, ~0ull, 0x8000000000000000ull};
+  const auto counted = [&](std::uint64_t span) {
+    std::uint64_t n = 0;
+    for (std::uint64_t i = 0; i < span; ++i) n += acknowledges(a, a.largest - i);
+    return n;
+  };
+  for (const std::uint64_t span : {0, 1, 2, 3, 4, 64, 65, 66, 100, 129, 192, 193})
+    EXPECT_EQ(acknowledged_of_last(a, span), counted(span)) << "span " << span;
+  EXPECT_EQ(acknowledged_of_last(a, 1), 1u);
+  EXPECT_EQ(acknowledged_of_last(a, 4), 3u);     // 1000, 999, 997
+  EXPECT_EQ(acknowledged_of_last(a, 193), 68u);  // and all of word 1, and word 2's bit 63
+}
+
 // The optional history after the entries (issue 20): a word count and the words; what a peer without
 // it sends still decodes, with an empty history that acknowledges every number up to largest.
 TEST(Packets, AckHistoryRoundTripAndRejections) {

@@ -1,12 +1,15 @@
 #pragma once
 // A simulated path for the rate controller's tests: a sender paced at the controller's rate, a
 // bottleneck of a given rate with a tail-drop queue of a given size (as tc tbf), random loss after it,
-// a propagation delay each way, and a peer that acknowledges every 16 packets or after 5 ms (as
-// ncast-peer does for a download). Time advances in fixed steps; everything is deterministic.
+// a propagation delay each way (varying per packet by a jitter, which reorders them), and a peer that acknowledges
+// every 16 packets or after 5 ms (as ncast-peer does for a download). Time advances in fixed steps; everything is
+// deterministic.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <random>
+#include <vector>
 
 #include "server/rate_controller.hpp"
 
@@ -17,6 +20,7 @@ struct PathConfig {
   double queue = 64 * 1024;              // octets the bottleneck's queue holds
   double loss = 0;                       // random loss after the bottleneck
   std::chrono::microseconds delay{250};  // one way
+  std::chrono::microseconds jitter{0};   // each packet's delay after the bottleneck varies by up to ± this (reorders)
 };
 
 struct PathTotals {
@@ -56,6 +60,7 @@ class BottleneckSim {
     std::uint32_t received;
     std::chrono::microseconds delay;
     TimePoint arrives;
+    RateController::Recent recent;
   };
 
   void step() {
@@ -66,7 +71,7 @@ class BottleneckSim {
     while (!acks_.empty() && acks_.front().arrives <= now_) {
       const Ack a = acks_.front();
       acks_.pop_front();
-      cc_.on_ack(a.largest, a.received, a.delay, now_);
+      cc_.on_ack(a.largest, a.received, a.delay, now_, a.recent);
     }
     cc_.check_silence(now_, std::chrono::milliseconds(200));
   }
@@ -88,7 +93,13 @@ class BottleneckSim {
       link_free_s_ = start + kDatagram / path_.rate;
       const double queued = start - seconds(now_);
       if (std::bernoulli_distribution(path_.loss)(rng_)) continue;
-      wire_.push_back({number, at(link_free_s_) + path_.delay, queued});
+      const auto jitter = std::chrono::microseconds(
+          std::uniform_int_distribution<long long>(-path_.jitter.count(), path_.jitter.count())(rng_));
+      const InFlight p{number, at(link_free_s_) + path_.delay + jitter, queued};
+      // The wire in order of arrival: a packet held longer than those behind it arrives after them.
+      wire_.insert(std::upper_bound(wire_.begin(), wire_.end(), p,
+                                    [](const InFlight& a, const InFlight& b) { return a.arrives < b.arrives; }),
+                   p);
     }
   }
 
@@ -100,6 +111,9 @@ class BottleneckSim {
       ++totals_.delivered;
       totals_.max_queue_delay_s = std::max(totals_.max_queue_delay_s, p.queued_s);
       totals_.queue_delay_sum_s += p.queued_s;
+      seen_[p.number % seen_.size()] = p.number;
+      // How far packets overtake each other: the session learns it from losses it declared too early.
+      if (p.number < largest_) reorder_ = std::max(reorder_, largest_ - p.number + 1);
       largest_ = std::max(largest_, p.number);
       largest_at_ = now_;
       if (++unacked_ == 1) ack_due_ = now_ + std::chrono::milliseconds(5);
@@ -110,7 +124,11 @@ class BottleneckSim {
 
   void acknowledge() {
     const auto held = std::chrono::duration_cast<std::chrono::microseconds>(now_ - largest_at_);
-    acks_.push_back({largest_, received_, held, now_ + path_.delay});
+    // The session's view of the packets just below the largest (its ACK history).
+    const std::uint64_t span = std::min<std::uint64_t>({reorder_, largest_, kHistory});
+    std::uint64_t arrived = 0;
+    for (std::uint64_t n = largest_ - span + 1; n <= largest_ && span > 0; ++n) arrived += seen_[n % seen_.size()] == n;
+    acks_.push_back({largest_, received_, held, now_ + path_.delay, {span, arrived}});
     unacked_ = 0;
   }
 
@@ -125,7 +143,9 @@ class BottleneckSim {
   TimePoint origin_ = now_;
   std::mt19937_64 rng_;
   double tokens_ = 0, link_free_s_ = 0;
-  std::uint64_t next_ = 1, largest_ = 0;
+  static constexpr std::uint64_t kHistory = 1025;  // an ACK's largest and 16 words of history
+  std::uint64_t next_ = 1, largest_ = 0, reorder_ = 3;
+  std::vector<std::uint64_t> seen_ = std::vector<std::uint64_t>(4096, 0);  // by number, the packets received
   std::uint32_t received_ = 0, unacked_ = 0;
   TimePoint largest_at_{}, ack_due_{};
   std::deque<InFlight> wire_;
