@@ -75,6 +75,8 @@ void RateController::on_ack(std::uint64_t largest, std::uint32_t received, Durat
     sample_rate(s.at, now);
   }
   // Packets overtaken by the largest are not lost: rounds are counted only up to where reordering ends.
+  if (recent.span > reorder_span_) reordering_deeper(now);
+  reorder_span_ = std::max(reorder_span_, recent.span);
   const std::uint64_t span = std::min(recent.span, largest_acked_);
   count_loss(largest_acked_ - span, delivered_ - std::min(recent.arrived, delivered_), now);
   if (largest_acked_ >= round_.first_number && now - round_.started >= kMinRound &&
@@ -190,11 +192,26 @@ void RateController::start_round(TimePoint now) {
   marks_.push_back({round_.first_number, round_.gain, mode_ == Mode::startup});
 }
 
+void RateController::reordering_deeper(TimePoint now) {
+  // The packets counted lost below the old span may have been overtaken ones: a cut of the last two
+  // round trips is taken back, as TCP undoes a window reduction whose retransmission proved spurious.
+  // A congestion that was real shows again in the next rounds.
+  if (!before_cut_.valid || now - last_congestion_ > std::max<Duration>(2 * srtt_, 2 * kMinRound)) return;
+  ceiling_ = before_cut_.ceiling;
+  bw_rounds_ = before_cut_.bw_rounds;
+  bw_ = *std::max_element(bw_rounds_.begin(), bw_rounds_.end());
+  if (ceiling_ > 0) bw_ = std::min(bw_, ceiling_);
+  if (before_cut_.mode == Mode::startup) mode_ = Mode::startup;
+  before_cut_.valid = false;
+  ++undone_cuts_;
+}
+
 void RateController::on_congestion(TimePoint now) {
   // One event per round trip and a round: the round after a cut still carries packets sent before it.
   if (congestion_events_ > 0 && now - last_congestion_ < std::max<Duration>(2 * srtt_, 2 * kMinRound)) return;
   ++congestion_events_;
   last_congestion_ = now;
+  before_cut_ = {true, ceiling_, bw_rounds_, mode_};
   const double base = std::max(bw_, config_.min_rate);
   ceiling_ = kBackoff * (ceiling_ > 0 ? std::min(ceiling_, base) : base);
   for (double& b : bw_rounds_) b = std::min(b, ceiling_);

@@ -63,6 +63,8 @@ class RateController {
   Mode mode() const { return mode_; }
   bool silent() const { return silent_; }
   std::uint64_t congestion_events() const { return congestion_events_; }
+  // Congestion cuts taken back because reordering deeper than allowed for had caused them.
+  std::uint64_t undone_cuts() const { return undone_cuts_; }
   std::uint64_t silences() const { return silences_; }
 
  private:
@@ -95,6 +97,7 @@ class RateController {
   bool queue_left(Duration round_min_rtt) const;
   void learn_loss(double loss);
   void on_congestion(TimePoint now);
+  void reordering_deeper(TimePoint now);
   void advance_mode(double round_bw, TimePoint now);
   double gain() const;
 
@@ -139,7 +142,16 @@ class RateController {
   bool loss_known_ = false;
   double ceiling_ = 0;  // octets per second; 0: none yet (no congestion seen)
   TimePoint last_congestion_{};
-  std::uint64_t congestion_events_ = 0, silences_ = 0;
+  std::uint64_t congestion_events_ = 0, silences_ = 0, undone_cuts_ = 0;
+  // The model before the last congestion cut, to take it back if its loss proves to be reordering.
+  struct BeforeCut {
+    bool valid = false;
+    double ceiling = 0;
+    std::array<double, 10> bw_rounds{};
+    Mode mode = Mode::startup;
+  };
+  BeforeCut before_cut_;
+  std::uint64_t reorder_span_ = 0;  // the deepest reordering span an ACK came with
 
   Mode mode_ = Mode::startup;
   double startup_best_ = 0;
