@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "coding/cpu_caches.hpp"
@@ -133,14 +134,30 @@ void expand_by_group(std::vector<T>& out, const std::uint8_t* coefs, std::size_t
 // store of a whole vector per coefficient, as much as the multiply itself on short regions.
 inline constexpr std::size_t kExpansionCacheEntries = 4;
 
+// What tells the cached matrices apart at a glance: shape and first 8 coefficients, all entries' in one
+// cache line. A lookup passes over the entries that are not its matrix without reading their coefficients
+// or calling memcmp: where an encode and a reconstruction of one shape alternate, whichever matrix came
+// second was compared with the other's (a memcmp call, another line) on every call, a cost the other
+// did not have.
+struct ExpansionKey {
+  std::uint32_t m = 0, k = 0;  // a call with 2^32 sources would need 32 GiB for their pointers
+  std::uint64_t head = 0;
+};
+
+inline std::uint64_t coef_head(const std::uint8_t* coefs, std::size_t count) {
+  std::uint64_t head = 0;
+  std::memcpy(&head, coefs, std::min<std::size_t>(count, sizeof head));
+  return head;
+}
+
 template <class T>
 struct ExpansionCache {
   struct Entry {
     std::vector<std::uint8_t> coefs;
-    std::size_t m = 0, k = 0;
     std::vector<T> out;
     std::uint64_t last_use = 0;
   };
+  alignas(64) std::array<ExpansionKey, kExpansionCacheEntries> keys;
   std::array<Entry, kExpansionCacheEntries> entries;
   std::uint64_t uses = 0;
 };
@@ -150,20 +167,26 @@ struct ExpansionCache {
 template <class T, class Make>
 const T* expand_cached(ExpansionCache<T>& cache, const std::uint8_t* coefs, std::size_t m, std::size_t k,
                        std::size_t group, Make make) {
-  auto* oldest = &cache.entries[0];
-  for (auto& e : cache.entries) {
-    if (e.m == m && e.k == k && std::equal(e.coefs.begin(), e.coefs.end(), coefs)) {
+  const std::size_t count = m * k;
+  const ExpansionKey key{static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(k), coef_head(coefs, count)};
+  for (std::size_t i = 0; i < kExpansionCacheEntries; ++i) {
+    const ExpansionKey& have = cache.keys[i];
+    auto& e = cache.entries[i];
+    if (have.m == key.m && have.k == key.k && have.head == key.head &&
+        (count <= sizeof key.head || std::equal(e.coefs.begin(), e.coefs.end(), coefs))) {
       e.last_use = ++cache.uses;
       return e.out.data();
     }
-    if (e.last_use < oldest->last_use) oldest = &e;
   }
-  oldest->coefs.assign(coefs, coefs + m * k);
-  oldest->m = m;
-  oldest->k = k;
-  oldest->last_use = ++cache.uses;
-  expand_by_group(oldest->out, coefs, m, k, group, make);
-  return oldest->out.data();
+  std::size_t oldest = 0;
+  for (std::size_t i = 1; i < kExpansionCacheEntries; ++i)
+    if (cache.entries[i].last_use < cache.entries[oldest].last_use) oldest = i;
+  auto& e = cache.entries[oldest];
+  e.coefs.assign(coefs, coefs + count);
+  e.last_use = ++cache.uses;
+  expand_by_group(e.out, coefs, m, k, group, make);
+  cache.keys[oldest] = key;
+  return e.out.data();
 }
 
 // Calls fn(first_output, outputs, column_offset, columns) chunk by chunk, and within a chunk for each

@@ -200,6 +200,34 @@ TEST_P(RegionKernelTest, DotMultiAlternatesBetweenMatrices) {
   }
 }
 
+TEST_P(RegionKernelTest, DotMultiTellsApartMatricesThatBeginAlike) {
+  // The kernels tell their cached matrices apart by shape and first 8 coefficients before comparing the
+  // rest: matrices of one shape that differ only after those must still each be computed with their own.
+  const std::size_t k = 5, m = 3, len = 1000;
+  std::vector<std::uint8_t> src(k * len), out(m * len);
+  for (auto& b : src) b = static_cast<std::uint8_t>(rng());
+  std::vector<std::vector<std::uint8_t>> matrices(3, std::vector<std::uint8_t>(m * k));
+  for (auto& c : matrices[0]) c = static_cast<std::uint8_t>(rng() | 1);
+  for (std::size_t v = 1; v < matrices.size(); ++v) {
+    matrices[v] = matrices[0];
+    matrices[v][8 + v] ^= 0x5A;
+  }
+  std::vector<const std::uint8_t*> sp;
+  for (std::size_t j = 0; j < k; ++j) sp.push_back(src.data() + j * len);
+  std::vector<std::uint8_t*> dp;
+  for (std::size_t i = 0; i < m; ++i) dp.push_back(out.data() + i * len);
+  for (std::size_t call = 0; call < 9; ++call) {
+    const std::vector<std::uint8_t>& coefs = matrices[call % matrices.size()];
+    this->k().dot_multi(dp.data(), m, sp.data(), k, coefs.data(), len, false);
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t b = 0; b < len; ++b) {
+        std::uint8_t want = 0;
+        for (std::size_t j = 0; j < k; ++j) want ^= slow_mul(coefs[i * k + j], src[j * len + b]);
+        ASSERT_EQ(out[i * len + b], want) << "call " << call << " out " << i << " byte " << b;
+      }
+  }
+}
+
 TEST_P(RegionKernelTest, DotMultiLargeAlignedOutputs) {
   // Aligned outputs of 8 MiB and more in all take the streaming-store path where a level has one; they
   // start as poison that must be overwritten, and a ragged tail follows the vector loop.
