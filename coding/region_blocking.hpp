@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include "coding/cpu_caches.hpp"
@@ -113,10 +114,28 @@ inline void dot_tail(std::uint8_t* const* dsts, std::size_t g, const std::uint8_
     }
 }
 
+// Memory on cache-line boundaries: a group kernel reads all its sources' constants at every step, and
+// a matrix whose constants straddle one line more than they fill costs a line more in L1 per call, on
+// whichever side of an alternation the heap happened to misalign.
+template <class T>
+struct LineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kLine{64};
+  // T may itself be a pointer (the AVX2 kernels keep table addresses): n of them are what is asked for.
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new(n * sizeof(T), kLine));  // NOLINT(bugprone-sizeof-expression)
+  }
+  void deallocate(T* p, std::size_t /*n*/) { ::operator delete(p, kLine); }
+  bool operator==(const LineAllocator& /*other*/) const { return true; }
+};
+
+template <class T>
+using LineVector = std::vector<T, LineAllocator<T>>;
+
 // One constant per coefficient (make(c)), laid out group by group of balanced_group(m, group) outputs and
 // source-major inside a group: the order in which a group kernel reads them.
 template <class T, class Make>
-void expand_by_group(std::vector<T>& out, const std::uint8_t* coefs, std::size_t m, std::size_t k, std::size_t group,
+void expand_by_group(LineVector<T>& out, const std::uint8_t* coefs, std::size_t m, std::size_t k, std::size_t group,
                      Make make) {
   group = balanced_group(m, group);
   out.resize(m * k);
@@ -154,7 +173,7 @@ template <class T>
 struct ExpansionCache {
   struct Entry {
     std::vector<std::uint8_t> coefs;
-    std::vector<T> out;
+    LineVector<T> out;
     std::uint64_t last_use = 0;
   };
   alignas(64) std::array<ExpansionKey, kExpansionCacheEntries> keys;
