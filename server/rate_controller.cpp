@@ -115,8 +115,14 @@ bool RateController::queue_left(Duration round_min_rtt) const {
 
 bool RateController::excess_loss(double loss, std::uint64_t numbers) const {
   if (!loss_known_ || numbers == 0) return false;
-  const double p = std::max(random_loss_, 0.01);
-  const double sd = std::sqrt(p * (1 - p) / static_cast<double>(numbers));
+  // Two proportions compared (pooled): the round's and the random loss's, each with the packets it was
+  // counted over. The random loss learnt from startup's first round or two rests on a few dozen packets;
+  // taken as exact, 10 % random loss read as 4.5 % there made a round's 14 % pass for congestion, and
+  // the session left startup at 30 of 100 Mbit/s and took 400 ms to climb back (the bed's randomloss).
+  const auto n = static_cast<double>(numbers);
+  const auto m = static_cast<double>(loss_packets_);
+  const double p = std::max((loss * n + random_loss_ * m) / (n + m), 0.01);
+  const double sd = std::sqrt(p * (1 - p) * (1 / n + 1 / m));
   return loss > random_loss_ + std::max(kExcessLoss, 2 * sd);
 }
 
@@ -138,18 +144,21 @@ void RateController::count_loss(std::uint64_t largest, TimePoint now) {
                          judged_.min_rtt != Duration::zero() && !queue_left(judged_.min_rtt);
       if (numbers >= 16) {
         if (judged_.gain >= 1 && excess_loss(loss, numbers)) on_congestion(now);
-        if (below) learn_loss(loss);
+        if (below) learn_loss(loss, numbers);
       }
     }
     judged_ = {true, largest, delivered_, mark.gain, mark.startup, Duration::zero()};
   }
 }
 
-void RateController::learn_loss(double loss) {
+void RateController::learn_loss(double loss, std::uint64_t numbers) {
   // The median of the last samples: a round that also lost to a queue moves it little.
   loss_samples_[loss_count_ % loss_samples_.size()] = loss;
+  loss_sizes_[loss_count_ % loss_sizes_.size()] = numbers;
   ++loss_count_;
   const std::size_t n = std::min(loss_count_, loss_samples_.size());
+  loss_packets_ = 0;
+  for (std::size_t i = 0; i < n; ++i) loss_packets_ += loss_sizes_[i];
   std::array<double, kLossSamples> sorted = loss_samples_;
   std::sort(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n));
   random_loss_ = sorted[n / 2];
