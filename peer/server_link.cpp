@@ -15,10 +15,11 @@ constexpr std::uint32_t kAckEvery = 16;  // CODED packets between ACKs at most
 // lost ones by them, and at least every 16th packet an ACK goes out, so each is told of many times.
 constexpr std::size_t kAckHistoryWords = 16;
 constexpr auto kMaxBackoff = 1000ms;
-// A HELLO waits this long for its RETRY before it is sent again: no RTT is known yet (Chromium's QUIC
-// assumes 100 ms before its first sample). 250 ms, as before, cost each download a quarter of a second
-// in the one start of five whose HELLO or RETRY was lost at 10 % loss each way (the bed's randomloss).
-constexpr auto kHelloWait = 150ms;
+// A HELLO waits this long for its RETRY before it is sent again: no RTT is known yet, and this is the
+// one Chromium's QUIC assumes before its first sample. 250 ms, as before, cost each download a quarter
+// of a second in the one start of five whose HELLO or RETRY was lost at 10 % loss each way (the bed's
+// randomloss). A path longer than this gets a HELLO too many, and a RETRY answering it is dropped.
+constexpr auto kHelloWait = 100ms;
 // The RETRY that answers our only HELLO measures the RTT: the JOIN waits three of them (RFC 9002's
 // first PTO), at least twice the 50 ms within which a server resends its MANIFEST to a repeated JOIN
 // only once (docs/protocol.md section 9), so that the repeat finds it ready.
@@ -375,28 +376,33 @@ void ServerLink::send_ack(TimePoint now, const Send& send) {
   ack_due_ = TimePoint::max();
 }
 
+void ServerLink::poll_handshake(TimePoint now, const Send& send) {
+  if (standby_) {
+    // The server forgets a session silent for its idle timeout: then only the new one can come.
+    if (now - last_heard_ > idle_timeout_) standby_ = false;
+    else if (now - last_ack_ > kNudgeAfter) send_ack(now, send);
+  }
+  if (mismatch_ && now - mismatch_->first >= kMismatchWait)
+    return fail("server identity mismatch: expected " + proto::to_hex(*options_.pinned) + ", got " +
+                proto::to_hex(mismatch_->second));
+  if (now < retry_at_) return;
+  if (pending_.empty()) return begin_handshake(now, send);  // after a busy REJECT
+  if (attempts_ >= options_.max_attempts)
+    return fail(state_ == State::hello ? "no answer from the server" : "the server does not complete the handshake");
+  ++attempts_;
+  backoff_ = std::min<std::chrono::milliseconds>(backoff_ * 2, kMaxBackoff);
+  retry_at_ = now + backoff_;
+  send(pending_);
+  // A HELLO unanswered was lost (or its RETRY) more likely than not: twice now, as coding would, for
+  // the second to fail too one time in 28 at 10 % loss each way, not one in 5. A HELLO costs the
+  // server only a RETRY; a JOIN is not doubled, its duplicate finding the MANIFEST just resent.
+  if (state_ == State::hello) send(pending_);
+}
+
 void ServerLink::poll(TimePoint now, const Send& send) {
   switch (state_) {
     case State::hello:
-    case State::join:
-      if (standby_) {
-        // The server forgets a session silent for its idle timeout: then only the new one can come.
-        if (now - last_heard_ > idle_timeout_) standby_ = false;
-        else if (now - last_ack_ > kNudgeAfter) send_ack(now, send);
-      }
-      if (mismatch_ && now - mismatch_->first >= kMismatchWait)
-        return fail("server identity mismatch: expected " + proto::to_hex(*options_.pinned) + ", got " +
-                    proto::to_hex(mismatch_->second));
-      if (now < retry_at_) return;
-      if (pending_.empty()) return begin_handshake(now, send);  // after a busy REJECT
-      if (attempts_ >= options_.max_attempts)
-        return fail(state_ == State::hello ? "no answer from the server"
-                                           : "the server does not complete the handshake");
-      ++attempts_;
-      backoff_ = std::min<std::chrono::milliseconds>(backoff_ * 2, kMaxBackoff);
-      retry_at_ = now + backoff_;
-      send(pending_);
-      return;
+    case State::join: return poll_handshake(now, send);
     case State::established: {
       if (unvouched_) {
         if (receiver_.origins().trusts(unvouched_->second.origin)) {

@@ -93,6 +93,7 @@ class ServerLink {
   // when its share changed meanwhile, says goodbye and a new one joins (false).
   bool resume(TimePoint now, const Send& send);
   void on_retry(const proto::Retry& retry, TimePoint now, const Send& send);
+  void poll_handshake(TimePoint now, const Send& send);
   void on_manifest(const proto::Header& header, std::span<std::uint8_t> datagram, TimePoint now, const Send& send);
   // A protected packet's body, decrypted in place: the session key's, or for CODED the stream key's.
   std::optional<std::span<const std::uint8_t>> open_body(std::span<std::uint8_t> d, const proto::Header& header);
