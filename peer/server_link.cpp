@@ -15,6 +15,21 @@ constexpr std::uint32_t kAckEvery = 16;  // CODED packets between ACKs at most
 // lost ones by them, and at least every 16th packet an ACK goes out, so each is told of many times.
 constexpr std::size_t kAckHistoryWords = 16;
 constexpr auto kMaxBackoff = 1000ms;
+// A HELLO waits this long for its RETRY before it is sent again: no RTT is known yet, and this is the
+// one Chromium's QUIC assumes before its first sample. 250 ms, as before, cost each download a quarter
+// of a second in the one start of five whose HELLO or RETRY was lost at 10 % loss each way (the bed's
+// randomloss). A path longer than this gets a HELLO too many, and a RETRY answering it is dropped.
+constexpr auto kHelloWait = 100ms;
+// The RETRY that answers our only HELLO measures the RTT: the JOIN waits three of them (RFC 9002's
+// first PTO), at least the 50 ms within which a server resends its MANIFEST to a repeated JOIN only once
+// (docs/protocol.md section 9), and a margin for the two JOINs' paths and handling to differ. With
+// 100 ms, two lost JOINs or MANIFESTs cost 0.3 s: one randomloss start in 25, and a failed run.
+constexpr auto kMinJoinWait = 60ms;
+
+std::chrono::milliseconds join_wait(std::chrono::steady_clock::duration rtt) {
+  return std::clamp(std::chrono::ceil<std::chrono::milliseconds>(3 * rtt), std::chrono::milliseconds(kMinJoinWait),
+                    std::chrono::milliseconds(kMaxBackoff));
+}
 // Silence while data is expected for this long: an ACK tells the server where we are, in case our
 // address changed (a NAT rebinding), which it can learn only from a packet of ours.
 constexpr auto kNudgeAfter = 200ms;
@@ -71,8 +86,9 @@ void ServerLink::begin_handshake(TimePoint now, const Send& send, bool keep_sess
   pending_ = handshake_->hello();
   state_ = State::hello;
   attempts_ = 1;
-  backoff_ = 250ms;
+  backoff_ = kHelloWait;
   retry_at_ = now + backoff_;
+  hello_sent_at_ = now;
   send(pending_);
 }
 
@@ -86,7 +102,12 @@ bool ServerLink::on_datagram(std::span<std::uint8_t> d, TimePoint now, const Sen
     return false;
   }
   switch (prefix->type) {
-    case proto::PacketType::retry: return on_retry(*prefix, d, now, send), false;
+    case proto::PacketType::retry: {
+      auto retry = proto::decode_retry(*prefix, d);
+      if (!retry) return drop(retry.error()), false;
+      on_retry(*retry, now, send);
+      return false;
+    }
     case proto::PacketType::reject: {
       auto reject = proto::decode_reject(*prefix, d);
       if (!reject) return drop(reject.error()), false;
@@ -142,18 +163,17 @@ bool ServerLink::on_datagram(std::span<std::uint8_t> d, TimePoint now, const Sen
   }
 }
 
-void ServerLink::on_retry(const proto::Prefix& prefix, std::span<const std::uint8_t> d, TimePoint now,
-                          const Send& send) {
-  auto retry = proto::decode_retry(prefix, d);
-  if (!retry) return drop(retry.error());
+void ServerLink::on_retry(const proto::Retry& retry, TimePoint now, const Send& send) {
   if (state_ != State::hello && state_ != State::join) return drop(proto::DropReason::unexpected);
-  auto join = handshake_->on_retry(*retry);
+  auto join = handshake_->on_retry(retry);
   if (!join) return drop(proto::DropReason::unexpected);
+  // The same token again: the answer to a HELLO sent again, while our JOIN with it is out already.
+  if (state_ == State::join && *join == pending_) return drop(proto::DropReason::unexpected);
+  backoff_ = state_ == State::hello && attempts_ == 1 ? join_wait(now - hello_sent_at_) : kHelloWait;
   if (state_ == State::hello) join_sent_at_ = now;  // a later RETRY's JOIN has the same nonce
   pending_ = *join;
   state_ = State::join;
   attempts_ = 1;
-  backoff_ = 250ms;
   retry_at_ = now + backoff_;
   send(pending_);
 }
@@ -365,8 +385,16 @@ void ServerLink::send_ack(TimePoint now, const Send& send) {
   ack_due_ = TimePoint::max();
 }
 
-// The HELLO or JOIN again when its answer is overdue, a new handshake, or the end of trying.
-void ServerLink::retransmit_handshake(TimePoint now, const Send& send) {
+void ServerLink::poll_handshake(TimePoint now, const Send& send) {
+  if (standby_) {
+    // The server forgets a session silent for its idle timeout: then only the new one can come.
+    if (now - last_heard_ > idle_timeout_) standby_ = false;
+    else if (now - last_ack_ > kNudgeAfter) send_ack(now, send);
+  }
+  if (mismatch_ && now - mismatch_->first >= kMismatchWait)
+    return fail("server identity mismatch: expected " + proto::to_hex(*options_.pinned) + ", got " +
+                proto::to_hex(mismatch_->second));
+  if (now < retry_at_) return;
   if (pending_.empty()) return begin_handshake(now, send);  // after a busy REJECT
   if (state_ == State::join && now - join_sent_at_ >= kJoinNonceWait && fresh_nonces_ < kFreshNonces &&
       attempts_ < options_.max_attempts) {
@@ -379,22 +407,16 @@ void ServerLink::retransmit_handshake(TimePoint now, const Send& send) {
   backoff_ = std::min<std::chrono::milliseconds>(backoff_ * 2, kMaxBackoff);
   retry_at_ = now + backoff_;
   send(pending_);
+  // A HELLO unanswered was lost (or its RETRY) more likely than not: twice now, as coding would, for
+  // the second to fail too one time in 28 at 10 % loss each way, not one in 5. A HELLO costs the
+  // server only a RETRY; a JOIN is not doubled, its duplicate finding the MANIFEST just resent.
+  if (state_ == State::hello) send(pending_);
 }
 
 void ServerLink::poll(TimePoint now, const Send& send) {
   switch (state_) {
     case State::hello:
-    case State::join:
-      if (standby_) {
-        // The server forgets a session silent for its idle timeout: then only the new one can come.
-        if (now - last_heard_ > idle_timeout_) standby_ = false;
-        else if (now - last_ack_ > kNudgeAfter) send_ack(now, send);
-      }
-      if (mismatch_ && now - mismatch_->first >= kMismatchWait)
-        return fail("server identity mismatch: expected " + proto::to_hex(*options_.pinned) + ", got " +
-                    proto::to_hex(mismatch_->second));
-      if (now >= retry_at_) retransmit_handshake(now, send);
-      return;
+    case State::join: return poll_handshake(now, send);
     case State::established: {
       if (unvouched_) {
         if (receiver_.origins().trusts(unvouched_->second.origin)) {

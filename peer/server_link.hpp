@@ -89,11 +89,11 @@ class ServerLink {
  private:
   // A new handshake; keep_session: the session goes on standby (see standby_).
   void begin_handshake(TimePoint now, const Send& send, bool keep_session = false);
-  void retransmit_handshake(TimePoint now, const Send& send);
   // A packet of the session on standby arrived: the outage is over, the session goes on (true), or,
   // when its share changed meanwhile, says goodbye and a new one joins (false).
   bool resume(TimePoint now, const Send& send);
-  void on_retry(const proto::Prefix& prefix, std::span<const std::uint8_t> datagram, TimePoint now, const Send& send);
+  void on_retry(const proto::Retry& retry, TimePoint now, const Send& send);
+  void poll_handshake(TimePoint now, const Send& send);
   void on_manifest(const proto::Header& header, std::span<std::uint8_t> datagram, TimePoint now, const Send& send);
   // A protected packet's body, decrypted in place: the session key's, or for CODED the stream key's.
   std::optional<std::span<const std::uint8_t>> open_body(std::span<std::uint8_t> d, const proto::Header& header);
@@ -121,7 +121,8 @@ class ServerLink {
   int fresh_nonces_ = 0;    // handshakes begun again since the last MANIFEST because a JOIN went unanswered
   TimePoint join_sent_at_;  // the first JOIN of this nonce
   TimePoint retry_at_{};
-  std::chrono::milliseconds backoff_{250};
+  std::chrono::milliseconds backoff_{0};
+  TimePoint hello_sent_at_{};  // the handshake's first HELLO: with its RETRY, an RTT
   // A sound MANIFEST signed by another identity than the pinned one: when, and whose.
   std::optional<std::pair<TimePoint, proto::PublicKey>> mismatch_;
 

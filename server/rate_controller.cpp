@@ -120,9 +120,20 @@ bool RateController::queue_left(Duration round_min_rtt) const {
 
 bool RateController::excess_loss(double loss, std::uint64_t numbers) const {
   if (!loss_known_ || numbers == 0) return false;
+  const auto n = static_cast<double>(numbers);
+  if (mode_ == Mode::startup) {
+    // Two proportions compared (pooled), each over the packets it was counted on: in startup the random
+    // loss rests on the first round or two, a few dozen packets. Taken as exact, 10 % random loss read
+    // as 4.5 % there made a round's 14 % pass for congestion, and the session left startup at 30 of
+    // 100 Mbit/s and took 400 ms to climb back (the bed's randomloss). Later the estimate is taken as
+    // exact, as before: where a standing queue stops its learning (a TCP flow beside), its few packets
+    // would otherwise blunt the test (pooled throughout, two fairness runs gave TCP 23-24 %, not 29-32 %).
+    const auto m = static_cast<double>(loss_packets_);
+    const double p = std::max((loss * n + random_loss_ * m) / (n + m), 0.01);
+    return loss > random_loss_ + std::max(kExcessLoss, 2 * std::sqrt(p * (1 - p) * (1 / n + 1 / m)));
+  }
   const double p = std::max(random_loss_, 0.01);
-  const double sd = std::sqrt(p * (1 - p) / static_cast<double>(numbers));
-  return loss > random_loss_ + std::max(kExcessLoss, 2 * sd);
+  return loss > random_loss_ + std::max(kExcessLoss, 2 * std::sqrt(p * (1 - p) / n));
 }
 
 void RateController::count_loss(std::uint64_t settled, std::uint64_t delivered, TimePoint now) {
@@ -145,18 +156,21 @@ void RateController::count_loss(std::uint64_t settled, std::uint64_t delivered, 
                          judged_.min_rtt != Duration::zero() && !queue_left(judged_.min_rtt);
       if (numbers >= 16) {
         if (judged_.gain >= 1 && excess_loss(loss, numbers)) on_congestion(now);
-        if (below) learn_loss(loss);
+        if (below) learn_loss(loss, numbers);
       }
     }
     judged_ = {true, settled, delivered, mark.gain, mark.startup, Duration::zero()};
   }
 }
 
-void RateController::learn_loss(double loss) {
+void RateController::learn_loss(double loss, std::uint64_t numbers) {
   // The median of the last samples: a round that also lost to a queue moves it little.
   loss_samples_[loss_count_ % loss_samples_.size()] = loss;
+  loss_sizes_[loss_count_ % loss_sizes_.size()] = numbers;
   ++loss_count_;
   const std::size_t n = std::min(loss_count_, loss_samples_.size());
+  loss_packets_ = 0;
+  for (std::size_t i = 0; i < n; ++i) loss_packets_ += loss_sizes_[i];
   std::array<double, kLossSamples> sorted = loss_samples_;
   std::sort(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n));
   random_loss_ = sorted[n / 2];

@@ -95,7 +95,7 @@ class RateController {
   // RTT decides where random loss is learnt, and how long a round below the rate drains (queue_left).
   bool excess_loss(double loss, std::uint64_t numbers) const;
   bool queue_left(Duration round_min_rtt) const;
-  void learn_loss(double loss);
+  void learn_loss(double loss, std::uint64_t numbers);
   void on_congestion(TimePoint now);
   void reordering_deeper(TimePoint now);
   void advance_mode(double round_bw, TimePoint now);
@@ -137,6 +137,8 @@ class RateController {
 
   static constexpr std::size_t kLossSamples = 16;
   std::array<double, kLossSamples> loss_samples_{};
+  std::array<std::uint64_t, kLossSamples> loss_sizes_{};  // the packets each sample counted
+  std::uint64_t loss_packets_ = 0;                        // and all the kept samples together
   std::size_t loss_count_ = 0;
   double random_loss_ = 0;
   bool loss_known_ = false;

@@ -226,7 +226,11 @@ void Session::on_ack(const proto::AckBody& ack, TimePoint now) {
     probe_.reset();
   }
 
-  if (ack.known > peer_known_) desc_backoff_ = 0;  // descriptors arrive: resends go back to the RTO
+  if (ack.known > peer_known_) {
+    // Descriptors arrive: resends go back to the RTO, which runs again for those still unacknowledged.
+    desc_backoff_ = 0;
+    desc_sent_at_ = now;
+  }
   peer_known_ = std::max(peer_known_, ack.known);
   // A peer never goes back; an old ACK overtaken by a newer one says nothing new.
   peer_next_needed_ = std::max(peer_next_needed_, ack.next_needed);
@@ -437,9 +441,13 @@ std::size_t Session::segments_packet(std::span<std::uint8_t> out, TimePoint now)
   body.stream_flags = static_cast<std::uint8_t>(live | (ends ? proto::stream_flags::final : 0));
   body.seal = *table_seal;
   if (more) {
+    // The timeout runs from the oldest batch not acknowledged: the peer takes a batch only where its
+    // table ends, so the ones behind a lost one are dropped too, and a timer that each new batch restarted
+    // (one per segment at full rate) fired only once the window had run dry, every 40 segments or so at
+    // 10 % loss (docs/protocol.md section 2.11).
+    if (peer_known_ >= desc_sent_) desc_sent_at_ = now;
     for (std::uint32_t i = desc_sent_; i < end; ++i) body.descriptors.push_back(source_.descriptor(i));
     desc_sent_ = end;
-    desc_sent_at_ = now;
   } else if (final_sent_) {
     ++desc_backoff_;
   }

@@ -262,8 +262,10 @@ class Session {
   std::size_t received_ = 0, unconfirmed_sent_ = 0;
   TimePoint manifest_sent_at_;
 
-  // Descriptors sent: all of 0..desc_sent_ (some may be lost: resent from the peer's `known`). Resends
-  // without progress back off exponentially: a peer that stopped acknowledging gets less and less.
+  // Descriptors sent: all of 0..desc_sent_ (some may be lost: resent from the peer's `known` a timeout
+  // after desc_sent_at_, when the oldest of them not yet acknowledged went out or the peer's `known` last
+  // grew). Resends without progress back off exponentially: a peer that stopped acknowledging gets less
+  // and less.
   std::uint32_t desc_sent_ = 0;
   int desc_backoff_ = 0;
   TimePoint desc_sent_at_{}, final_sent_at_{};

@@ -120,6 +120,7 @@ class SimPeer {
   }
 
   bool complete(std::uint32_t count) const { return final_ && next_needed_ >= count; }
+  std::size_t known() const { return descriptors_.size(); }
   // How many words of history its ACKs carry (0: none, as a peer before the history did).
   void history_words(std::size_t words) { history_words_ = words; }
   std::size_t coded() const { return coded_; }
