@@ -206,11 +206,13 @@ void RateController::start_round(TimePoint now) {
   marks_.push_back({round_.first_number, round_.gain, mode_ == Mode::startup});
 }
 
+RateController::Duration RateController::cut_window() const { return std::max<Duration>(2 * srtt_, 2 * kMinRound); }
+
 void RateController::reordering_deeper(TimePoint now) {
   // The packets counted lost below the old span may have been overtaken ones: a cut of the last two
   // round trips is taken back, as TCP undoes a window reduction whose retransmission proved spurious.
   // A congestion that was real shows again in the next rounds.
-  if (!before_cut_.valid || now - last_congestion_ > std::max<Duration>(2 * srtt_, 2 * kMinRound)) return;
+  if (!before_cut_.valid || now - last_congestion_ > cut_window()) return;
   ceiling_ = before_cut_.ceiling;
   bw_rounds_ = before_cut_.bw_rounds;
   bw_ = *std::max_element(bw_rounds_.begin(), bw_rounds_.end());
@@ -222,7 +224,7 @@ void RateController::reordering_deeper(TimePoint now) {
 
 void RateController::on_congestion(TimePoint now) {
   // One event per round trip and a round: the round after a cut still carries packets sent before it.
-  if (congestion_events_ > 0 && now - last_congestion_ < std::max<Duration>(2 * srtt_, 2 * kMinRound)) return;
+  if (congestion_events_ > 0 && now - last_congestion_ < cut_window()) return;
   ++congestion_events_;
   last_congestion_ = now;
   before_cut_ = {true, ceiling_, bw_rounds_, mode_};

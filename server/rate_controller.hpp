@@ -98,6 +98,9 @@ class RateController {
   void learn_loss(double loss, std::uint64_t numbers);
   void on_congestion(TimePoint now);
   void reordering_deeper(TimePoint now);
+  // How long a congestion cut speaks for its round trip and a round: no second cut within it, and within
+  // it the cut may be taken back.
+  Duration cut_window() const;
   void advance_mode(double round_bw, TimePoint now);
   double gain() const;
 
