@@ -31,14 +31,15 @@ wpid=$!
 sleep 8
 m() { python3 -c "import urllib.request,sys; t=urllib.request.urlopen('http://$metrics/metrics').read().decode(); print(sum(float(l.split()[-1]) for l in t.splitlines() if l.startswith(sys.argv[1]+' ') or l.startswith(sys.argv[1]+'{')))" "$1"; }
 p0=$(m ncast_sent_packets_total); s0=$(m ncast_sendmmsg_calls_total); r0=$(m ncast_received_packets_total); g0=$(m ncast_gso_sends_total); n0=$(m ncast_send_messages_total)
-t0=$(awk '{print $14+$15}' /proc/$spid/stat)
+t0=$(awk '{print $14+$15}' /proc/$spid/stat); x0=$(awk '/ctxt_switches/{s+=$2} END{print s}' /proc/$spid/task/*/status)
 $perf record -F 1999 -g -o $w/perf.data -p $spid -- sleep 8 2> $w/perf.err
-t1=$(awk '{print $14+$15}' /proc/$spid/stat)
+t1=$(awk '{print $14+$15}' /proc/$spid/stat); x1=$(awk '/ctxt_switches/{s+=$2} END{print s}' /proc/$spid/task/*/status)
 p1=$(m ncast_sent_packets_total); s1=$(m ncast_sendmmsg_calls_total); r1=$(m ncast_received_packets_total); g1=$(m ncast_gso_sends_total); n1=$(m ncast_send_messages_total)
 python3 -c "
 tk=$(getconf CLK_TCK); cpu=($t1-$t0)/tk; pk=$p1-$p0
 print(f'server CPU {cpu:.2f} s in ~8 s; datagrams sent {pk:.0f}; sendmmsg calls {$s1-$s0:.0f}; received {$r1-$r0:.0f}; {1e6*cpu/pk:.2f} us CPU per datagram sent')
-print(f'GSO messages {$g1-$g0:.0f}: {100*($g1-$g0)/max(pk,1):.1f} per 100 datagrams; all messages {100*($n1-$n0)/max(pk,1):.1f} per 100 (0: a server without the counter)')"
+print(f'GSO messages {$g1-$g0:.0f}: {100*($g1-$g0)/max(pk,1):.1f} per 100 datagrams; all messages {100*($n1-$n0)/max(pk,1):.1f} per 100 (0: a server without the counter)')
+print(f'context switches {$x1-$x0}: {100*($x1-$x0)/max(pk,1):.1f} per 100 datagrams; datagrams received per 100 sent {100*($r1-$r0)/max(pk,1):.1f}')"
 wait $wpid; echo "swarm exit $?"; tail -6 $w/swarm.txt; tail -3 $w/swarm.err
 kill -TERM $spid; wait $spid
 out=${OUT:-$w}
