@@ -68,7 +68,7 @@ inline long send_from(int fd, const Address& from, const Address& to, std::span<
 // without that information is dropped: it cannot be told whose it is.
 template <class F>
 Received receive_batch_to(int fd, std::uint8_t* buffers, std::size_t count, F&& f) {
-  return detail::receive<true>(fd, buffers, count, std::forward<F>(f));
+  return detail::receive<detail::Extra::destination>(fd, buffers, count, std::forward<F>(f));
 }
 
 }  // namespace ncast::net

@@ -53,15 +53,29 @@ UdpSocket::UdpSocket(boost::asio::io_context& io, const net::Address& address, s
   int zero = 0;
   gso_ = ::setsockopt(fd, SOL_UDP, UDP_SEGMENT, &zero, sizeof zero) == 0;
   gro_ = enable_udp_gro(fd);
-  socket_.assign(family == AF_INET ? boost::asio::ip::udp::v4() : boost::asio::ip::udp::v6(), fd);
+  enable_arrival_times(fd);
+  fd_ = fd;
+  v6_ = family != AF_INET;
+  watch(true);
 }
 
-std::size_t UdpSocket::receive(const std::function<void(std::span<std::uint8_t>, const net::Address&)>& handler,
-                               std::size_t max_batches) {
+UdpSocket::~UdpSocket() {
+  if (!watched()) ::close(fd_);
+}
+
+void UdpSocket::watch(bool on) {
+  if (on == watched()) return;
+  // Released, the reactor forgets the descriptor (its pending waits end, aborted); assigned, it watches
+  // it again.
+  if (on) socket_.assign(v6_ ? boost::asio::ip::udp::v6() : boost::asio::ip::udp::v4(), fd_);
+  else (void)socket_.release();
+}
+
+std::size_t UdpSocket::receive(const Receiver& handler, std::size_t max_batches) {
   std::size_t total = 0;
   for (std::size_t batch = 0; batch < max_batches; ++batch) {
     ++counters_.recv_calls;
-    const Received r = receive_batch(socket_.native_handle(), rx_buffers_.data(), kBatch, handler);
+    const Received r = receive_stamped(fd_, rx_buffers_.data(), kBatch, handler);
     total += r.datagrams;
     counters_.gro_messages += r.merged;
     if (r.messages < kBatch) break;
@@ -92,8 +106,8 @@ void UdpSocket::commit(std::size_t head, Borrowed middle, std::size_t tail, cons
 bool UdpSocket::send_now(std::span<const std::uint8_t> datagram, const net::Address& to) {
   sockaddr_storage ss{};
   const socklen_t len = to.to_sockaddr(ss);
-  const ssize_t n = ::sendto(socket_.native_handle(), datagram.data(), datagram.size(), MSG_DONTWAIT,
-                             reinterpret_cast<sockaddr*>(&ss), len);
+  const ssize_t n =
+      ::sendto(fd_, datagram.data(), datagram.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&ss), len);
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK) ++counters_.would_block;
     else ++counters_.send_errors;
@@ -181,7 +195,7 @@ void UdpSocket::group(Batch& batch) {
 
 std::optional<std::size_t> UdpSocket::send(Batch& batch) {
   ++counters_.sendmmsg_calls;
-  const int sent = ::sendmmsg(socket_.native_handle(), batch.msgs, static_cast<unsigned>(batch.messages), MSG_DONTWAIT);
+  const int sent = ::sendmmsg(fd_, batch.msgs, static_cast<unsigned>(batch.messages), MSG_DONTWAIT);
   if (sent >= 0) {
     count_sent(batch, static_cast<std::size_t>(sent));
     return batch.first_packet[sent];

@@ -6,10 +6,13 @@
 // kernel supports it. A packet is either written whole into its slot, or gathered: its head and tail in
 // the slot, and a middle sent in place from memory the queue holds alive until the packet is sent, so
 // that octets shared by many packets (a stream's coded symbol) are never copied per packet.
+// Each datagram received comes with the time it reached the socket (the kernel's stamp), and the
+// socket can leave Asio's watch while its owner reads it on a timer: arrivals then wake no one.
 #include <sys/uio.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/udp.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -39,16 +42,25 @@ class UdpSocket {
   // the address on failure.
   UdpSocket(boost::asio::io_context& io, const net::Address& address, std::size_t buffer_bytes,
             std::size_t max_datagram = 65536, bool reuse_port = false);
+  ~UdpSocket();
+  UdpSocket(const UdpSocket&) = delete;
+  UdpSocket& operator=(const UdpSocket&) = delete;
 
   net::Address local() const { return local_; }
+  // For readiness waits; closed (no waits) while unwatched.
   boost::asio::ip::udp::socket& asio() { return socket_; }
+  // Whether Asio's reactor watches the socket (as constructed). Unwatched, arriving datagrams wake no
+  // thread: the owner reads them when it next looks, and their stamps still tell when they arrived.
+  void watch(bool on);
+  bool watched() const { return socket_.is_open(); }
   bool gso() const { return gso_; }
   bool gro() const { return gro_; }
 
-  // Reads what is waiting, at most max_batches recvmmsg calls; handler(datagram, from) for each.
-  // Returns the number of datagrams.
-  std::size_t receive(const std::function<void(std::span<std::uint8_t>, const net::Address&)>& handler,
-                      std::size_t max_batches = 8);
+  // Reads what is waiting, at most max_batches recvmmsg calls; handler(datagram, from, arrived) for
+  // each, arrived the steady_clock time it reached the socket. Returns the number of datagrams.
+  using Receiver =
+      std::function<void(std::span<std::uint8_t>, const net::Address&, std::chrono::steady_clock::time_point)>;
+  std::size_t receive(const Receiver& handler, std::size_t max_batches = 8);
 
   // The buffer for the next outgoing packet, valid until commit or flush; empty while the queue is full.
   std::span<std::uint8_t> slot();
@@ -85,6 +97,8 @@ class UdpSocket {
   void drop_front(std::size_t packets);
 
   boost::asio::ip::udp::socket socket_;
+  int fd_ = -1;  // owned here; the Asio socket holds it while watched
+  bool v6_ = false;
   net::Address local_;
   bool gso_ = false, gro_ = false;
   std::size_t slot_size_;

@@ -117,7 +117,8 @@ class Peer {
     socket_->asio().async_wait(asio::ip::udp::socket::wait_read, [this](const boost::system::error_code& ec) {
       if (ec || stopped_) return;
       const TimePoint now = Clock::now();
-      socket_->receive([&](std::span<std::uint8_t> d, const net::Address& from) { on_datagram(d, from, now); });
+      socket_->receive(
+          [&](std::span<std::uint8_t> d, const net::Address& from, TimePoint) { on_datagram(d, from, now); });
       after_input(now);
       read();
     });

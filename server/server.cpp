@@ -14,6 +14,8 @@ namespace {
 constexpr std::size_t kPacketsPerTurn = 16;   // a session's packets before the next session's turn
 constexpr std::size_t kPacketsPerRun = 4096;  // packets per scheduler run before input is read again
 constexpr auto kHousekeeping = 100ms;
+// Input is left to the pacing timer while it is due within this: the longest a datagram waits unread.
+constexpr auto kParkHorizon = 2ms;
 
 }  // namespace
 
@@ -66,13 +68,31 @@ void Server::start() {
 // ---- input ----
 
 void Server::read() {
+  if (reading_ || parked_ || stopping_) return;
+  reading_ = true;
   socket_.asio().async_wait(asio::ip::udp::socket::wait_read, [this](const boost::system::error_code& ec) {
+    reading_ = false;
+    // Parking ends the wait: whether to wait again is decided afresh.
+    if (ec == asio::error::operation_aborted) return read();
     if (ec || stopping_) return;
-    const TimePoint now = Clock::now();
-    socket_.receive([&](std::span<std::uint8_t> d, const net::Address& from) { on_datagram(d, from, now); });
+    take_input();
     run_due(Clock::now());
     read();
   });
+}
+
+void Server::take_input() {
+  socket_.receive([this](std::span<std::uint8_t> d, const net::Address& from, TimePoint arrived) {
+    on_datagram(d, from, arrived);
+  });
+}
+
+void Server::park(bool on) {
+  // A wait for writability needs the reactor's watch.
+  if (on == parked_ || (on && writable_wait_) || stopping_) return;
+  parked_ = on;
+  socket_.watch(!on);
+  read();
 }
 
 void Server::on_datagram(std::span<std::uint8_t> d, const net::Address& from, TimePoint now) {
@@ -191,21 +211,31 @@ void Server::arm_timer() {
   if (wakes_.empty() || stopping_) {
     timer_at_ = TimePoint::max();
     timer_.cancel();
+    park(false);
     return;
   }
   const TimePoint at = wakes_.top().at;
+  // While the timer is this near, input waits for it: the datagrams that come in meanwhile (mostly ACKs)
+  // are read in one go then, not each batch on a wake-up of its own, and their stamps keep the RTTs exact.
+  park(at - Clock::now() <= kParkHorizon);
   if (at == timer_at_) return;
   timer_at_ = at;
   timer_.expires_at(at);
   timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
     timer_at_ = TimePoint::max();
-    run_due(Clock::now());
+    run_parked();
   });
+}
+
+void Server::run_parked() {
+  if (parked_) take_input();
+  run_due(Clock::now());
 }
 
 void Server::wait_writable() {
   if (writable_wait_) return;
+  park(false);
   writable_wait_ = true;
   socket_.asio().async_wait(asio::ip::udp::socket::wait_write, [this](const boost::system::error_code& ec) {
     writable_wait_ = false;
@@ -235,7 +265,7 @@ void Server::run_due(TimePoint now) {
   if (!socket_.flush()) return wait_writable();
   if (budget == 0) {
     // More is due than one run may send: let input be read, then carry on.
-    asio::post(io_, [this] { run_due(Clock::now()); });
+    asio::post(io_, [this] { run_parked(); });
     return;
   }
   arm_timer();

@@ -78,7 +78,13 @@ class Server final : private SessionObserver, private OpenSessions {
   bool id_in_use(std::uint64_t id) const override { return by_id_.count(id) != 0; }
   SessionObserver& observer() override { return *this; }
 
+  // Waits for input unless parked; reads what came, and runs the scheduler.
   void read();
+  void take_input();
+  // Parked, the socket is out of the reactor's watch and the pacing timer reads input when it fires.
+  void park(bool on);
+  // The scheduler's run, after reading input if parked.
+  void run_parked();
   void on_datagram(std::span<std::uint8_t> datagram, const net::Address& from, TimePoint now);
   void on_join(const proto::Prefix& prefix, std::span<std::uint8_t> datagram, const net::Address& from, TimePoint now);
   void on_protected(const proto::Prefix& prefix, std::span<std::uint8_t> datagram, const net::Address& from,
@@ -127,7 +133,7 @@ class Server final : private SessionObserver, private OpenSessions {
   std::priority_queue<Wake, std::vector<Wake>, std::greater<>> wakes_;
   boost::asio::steady_timer timer_, housekeeping_timer_;
   TimePoint timer_at_ = TimePoint::max();
-  bool writable_wait_ = false, stopping_ = false;
+  bool writable_wait_ = false, stopping_ = false, reading_ = false, parked_ = false;
   ServerMetrics metrics_;
   std::map<const SymbolSource*, StreamTotals> closed_totals_;  // what closed sessions sent, per stream
   std::chrono::steady_clock::time_point started_;

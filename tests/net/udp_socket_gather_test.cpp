@@ -23,7 +23,7 @@ Bytes random_bytes(std::mt19937_64& rng, std::size_t n) {
 std::vector<Bytes> collect(UdpSocket& s, std::size_t want) {
   std::vector<Bytes> got;
   for (int tries = 0; tries < 200 && got.size() < want; ++tries) {
-    s.receive([&](std::span<std::uint8_t> d, const Address&) { got.emplace_back(d.begin(), d.end()); });
+    s.receive([&](std::span<std::uint8_t> d, const Address&, auto) { got.emplace_back(d.begin(), d.end()); });
     if (got.size() < want) usleep(1000);
   }
   return got;

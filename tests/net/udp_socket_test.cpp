@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <random>
+#include <thread>
 
 namespace ncast::net {
 namespace {
@@ -41,7 +43,7 @@ TEST(UdpSocket, BatchesArriveIntact) {
   auto collect = [](UdpSocket& s, std::size_t want) {
     std::vector<std::vector<std::uint8_t>> got;
     for (int tries = 0; tries < 200 && got.size() < want; ++tries) {
-      s.receive([&](std::span<std::uint8_t> d, const net::Address&) { got.emplace_back(d.begin(), d.end()); });
+      s.receive([&](std::span<std::uint8_t> d, const net::Address&, auto) { got.emplace_back(d.begin(), d.end()); });
       if (got.size() < want) usleep(1000);
     }
     return got;
@@ -51,6 +53,58 @@ TEST(UdpSocket, BatchesArriveIntact) {
   if (a.gso() && b.gro()) {
     EXPECT_GT(b.counters().gro_messages, 0u);
   }
+}
+
+// A datagram read late is stamped with its arrival, not the read: 30 ms unread, it still reads as
+// arrived within a few milliseconds of its sending, and a later one as later.
+TEST(UdpSocket, DatagramsCarryTheirArrivalTime) {
+  using Clock = std::chrono::steady_clock;
+  boost::asio::io_context io;
+  UdpSocket a(io, Address::parse("127.0.0.1:0"), 1 << 16);
+  UdpSocket b(io, Address::parse("127.0.0.1:0"), 1 << 16);
+  const std::uint8_t one[] = {1}, two[] = {2};
+  const Clock::time_point sent = Clock::now();
+  ASSERT_TRUE(a.send_now(one, b.local()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(a.send_now(two, b.local()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  std::vector<Clock::time_point> arrived;
+  const Clock::time_point read = Clock::now();
+  b.receive([&](std::span<std::uint8_t>, const Address&, Clock::time_point at) { arrived.push_back(at); });
+  ASSERT_EQ(arrived.size(), 2u);
+  EXPECT_GE(arrived[0], sent);
+  EXPECT_LT(arrived[0], sent + std::chrono::milliseconds(5));
+  EXPECT_GE(arrived[1] - arrived[0], std::chrono::milliseconds(10));
+  EXPECT_LT(arrived[1], read - std::chrono::milliseconds(20));
+}
+
+// Unwatched, the socket wakes no waiter but still sends and receives; watched again, waits work.
+TEST(UdpSocket, UnwatchedItStillCarriesDatagrams) {
+  boost::asio::io_context io;
+  UdpSocket a(io, Address::parse("127.0.0.1:0"), 1 << 16);
+  UdpSocket b(io, Address::parse("127.0.0.1:0"), 1 << 16);
+  bool woken = false;
+  b.asio().async_wait(boost::asio::ip::udp::socket::wait_read, [&](const boost::system::error_code& ec) {
+    EXPECT_EQ(ec, boost::asio::error::operation_aborted);
+    woken = true;
+  });
+  b.watch(false);
+  EXPECT_FALSE(b.watched());
+  const std::uint8_t d[] = {7, 7};
+  ASSERT_TRUE(a.send_now(d, b.local()));
+  io.run_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(woken);  // with the abort, not the datagram
+  std::size_t got = 0;
+  b.receive([&](std::span<std::uint8_t> x, const Address&, auto) { got += x.size(); });
+  EXPECT_EQ(got, 2u);
+  b.watch(true);
+  bool readable = false;
+  b.asio().async_wait(boost::asio::ip::udp::socket::wait_read,
+                      [&](const boost::system::error_code& ec) { readable = !ec; });
+  ASSERT_TRUE(a.send_now(d, b.local()));
+  io.restart();
+  io.run_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(readable);
 }
 
 TEST(UdpSocket, BindFailureNamesTheAddress) {

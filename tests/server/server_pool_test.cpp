@@ -48,7 +48,7 @@ class Client {
     std::vector<std::uint8_t> got;
     while (got.empty() && std::chrono::steady_clock::now() < deadline) {
       socket_.receive(
-          [&](std::span<std::uint8_t> d, const net::Address&) {
+          [&](std::span<std::uint8_t> d, const net::Address&, auto) {
             if (got.empty()) got.assign(d.begin(), d.end());
           },
           1);
