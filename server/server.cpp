@@ -16,6 +16,9 @@ constexpr std::size_t kPacketsPerRun = 4096;  // packets per scheduler run befor
 constexpr auto kHousekeeping = 100ms;
 // Input is left to the pacing timer while it is due within this: the longest a datagram waits unread.
 constexpr auto kParkHorizon = 2ms;
+// A pacing grid this coarse or coarser ticks periodically while wake-ups are near; a finer one is
+// per-session timing, one expiry at a time.
+constexpr auto kMinTickPeriod = 250us;
 
 }  // namespace
 
@@ -24,7 +27,11 @@ Server::Server(asio::io_context& io, const ServerConfig& config, const proto::Ed
       config_(config),
       socket_(io, config.listen, config.socket_buffer, config.max_datagram, config.reuse_port),
       rate_bucket_(config.max_rate, std::max(config.max_rate * 0.002, 64.0 * config.max_datagram)),
-      timer_(io),
+      ticker_(io,
+              [this] {
+                if (!ticker_.ticking()) timer_at_ = TimePoint::max();
+                run_parked();
+              }),
       housekeeping_timer_(io),
       started_(Clock::now()),
       admission_(config_, identity, socket_, metrics_, streams_, started_) {
@@ -210,22 +217,20 @@ void Server::arm_timer() {
   while (!wakes_.empty() && !current(wakes_.top())) wakes_.pop();  // stale
   if (wakes_.empty() || stopping_) {
     timer_at_ = TimePoint::max();
-    timer_.cancel();
+    ticker_.cancel();
     park(false);
     return;
   }
   const TimePoint at = wakes_.top().at;
   // While the timer is this near, input waits for it: the datagrams that come in meanwhile (mostly ACKs)
   // are read in one go then, not each batch on a wake-up of its own, and their stamps keep the RTTs exact.
-  park(at - Clock::now() <= kParkHorizon);
-  if (at == timer_at_) return;
-  timer_at_ = at;
-  timer_.expires_at(at);
-  timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec) return;
-    timer_at_ = TimePoint::max();
-    run_parked();
-  });
+  const bool near = at - Clock::now() <= kParkHorizon;
+  park(near);
+  // Near, and on a grid of a useful period, the ticker fires on every grid point: nothing to set per
+  // wake-up, and nothing for schedule() to move earlier.
+  const bool tick = near && config_.pacing_tick >= kMinTickPeriod;
+  ticker_.set(at, tick ? std::chrono::nanoseconds(config_.pacing_tick) : std::chrono::nanoseconds::zero());
+  timer_at_ = tick ? TimePoint::min() : at;
 }
 
 void Server::run_parked() {
@@ -404,7 +409,7 @@ void Server::shutdown(std::function<void()> done) {
   for (std::uint32_t slot = 0; slot < slots_.size(); ++slot) close(slot, CloseReason::shutdown, true);
   socket_.flush();
   stopping_ = true;
-  timer_.cancel();
+  ticker_.cancel();
   housekeeping_timer_.cancel();
   boost::system::error_code ignore;
   socket_.asio().cancel(ignore);

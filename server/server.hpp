@@ -23,6 +23,7 @@
 #include "protocol/crypto.hpp"
 #include "server/admission.hpp"
 #include "server/metrics.hpp"
+#include "server/pacing_ticker.hpp"
 #include "server/server_config.hpp"
 #include "server/session.hpp"
 #include "server/symbol_source.hpp"
@@ -131,7 +132,9 @@ class Server final : private SessionObserver, private OpenSessions {
   std::unordered_map<JoinKey, std::uint32_t, JoinKeyHash> by_join_;  // → slot
   std::uint64_t generations_ = 0;
   std::priority_queue<Wake, std::vector<Wake>, std::greater<>> wakes_;
-  boost::asio::steady_timer timer_, housekeeping_timer_;
+  PacingTicker ticker_;
+  boost::asio::steady_timer housekeeping_timer_;
+  // The earliest wake-up the ticker is set for (max(): none); min() while it ticks on every grid point.
   TimePoint timer_at_ = TimePoint::max();
   bool writable_wait_ = false, stopping_ = false, reading_ = false, parked_ = false;
   ServerMetrics metrics_;
