@@ -56,7 +56,8 @@ TEST(UdpSocket, BatchesArriveIntact) {
 }
 
 // A datagram read late is stamped with its arrival, not the read: 30 ms unread, it still reads as
-// arrived within a few milliseconds of its sending, and a later one as later.
+// arrived near its sending (within 15 ms: a busy machine may hold the sender between the two), and a
+// later one as later.
 TEST(UdpSocket, DatagramsCarryTheirArrivalTime) {
   using Clock = std::chrono::steady_clock;
   boost::asio::io_context io;
@@ -73,7 +74,7 @@ TEST(UdpSocket, DatagramsCarryTheirArrivalTime) {
   b.receive([&](std::span<std::uint8_t>, const Address&, Clock::time_point at) { arrived.push_back(at); });
   ASSERT_EQ(arrived.size(), 2u);
   EXPECT_GE(arrived[0], sent);
-  EXPECT_LT(arrived[0], sent + std::chrono::milliseconds(5));
+  EXPECT_LT(arrived[0], sent + std::chrono::milliseconds(15));
   EXPECT_GE(arrived[1] - arrived[0], std::chrono::milliseconds(10));
   EXPECT_LT(arrived[1], read - std::chrono::milliseconds(20));
 }

@@ -41,7 +41,7 @@ TEST(PacingTicker, TicksUntilCancelled) {
   EXPECT_TRUE(f.ticker.ticking());
   f.run_for(60ms);
   // About 30 ticks; a busy machine merges overrun ones into one expiry, never adds any.
-  EXPECT_GE(f.at.size(), 5u);
+  EXPECT_GE(f.at.size(), 3u);
   EXPECT_LE(f.at.size(), 31u);
   f.ticker.cancel();
   const std::size_t ticks = f.at.size();
@@ -52,7 +52,7 @@ TEST(PacingTicker, TicksUntilCancelled) {
 TEST(PacingTicker, FromTickingBackToOneExpiry) {
   Fired f;
   f.ticker.set(Clock::now() + 1ms, 1ms);
-  f.run_for(10ms);
+  f.run_for(30ms);
   ASSERT_FALSE(f.at.empty());
   const std::size_t ticks = f.at.size();
   const auto due = Clock::now() + 15ms;
