@@ -1,10 +1,10 @@
 #pragma once
 // The scheduler's timer: one expiry at a time like Asio's steady_timer, or a tick every `period` while
 // wake-ups are dense. Asio keeps its timers on one timerfd that it sets again after every expiry and
-// every earlier deadline, and setting a timer is the dearest system call of a busy server thread in a
-// virtual machine (the host's timer is reprogrammed: 9 % of the server's CPU at 500 peers on the 2-core
-// VM). A periodic timerfd of its own fires on every grid point with no call to set it, until the
-// wake-ups thin out.
+// every earlier deadline, and in a virtual machine each setting reprograms the host's timer (8,000 calls
+// in 3 s at 500 peers on the 2-core VM). A periodic timerfd of its own fires on every grid point with no
+// call to set it, until the wake-ups thin out: 6-18 % less server CPU per datagram there
+// (bench/results/2026-11-27-input-on-the-timer.md).
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 

@@ -27,11 +27,7 @@ Server::Server(asio::io_context& io, const ServerConfig& config, const proto::Ed
       config_(config),
       socket_(io, config.listen, config.socket_buffer, config.max_datagram, config.reuse_port),
       rate_bucket_(config.max_rate, std::max(config.max_rate * 0.002, 64.0 * config.max_datagram)),
-      ticker_(io,
-              [this] {
-                if (!ticker_.ticking()) timer_at_ = TimePoint::max();
-                run_parked();
-              }),
+      ticker_(io, [this] { run_parked(); }),
       housekeeping_timer_(io),
       started_(Clock::now()),
       admission_(config_, identity, socket_, metrics_, streams_, started_) {
@@ -75,7 +71,7 @@ void Server::start() {
 // ---- input ----
 
 void Server::read() {
-  if (reading_ || parked_ || stopping_) return;
+  if (reading_ || parked() || stopping_) return;
   reading_ = true;
   socket_.asio().async_wait(asio::ip::udp::socket::wait_read, [this](const boost::system::error_code& ec) {
     reading_ = false;
@@ -96,8 +92,7 @@ void Server::take_input() {
 
 void Server::park(bool on) {
   // A wait for writability needs the reactor's watch.
-  if (on == parked_ || (on && writable_wait_) || stopping_) return;
-  parked_ = on;
+  if (on == parked() || (on && writable_wait_) || stopping_) return;
   socket_.watch(!on);
   read();
 }
@@ -203,7 +198,8 @@ void Server::schedule(std::uint32_t slot, TimePoint at) {
   // A wake-up at or before this one is pending: the session is looked at then, and may sleep on.
   if (slots_[slot].due <= at) return;
   push_wake(slot, at);
-  if (at < timer_at_) arm_timer();
+  // While the ticker ticks, every grid point fires already.
+  if (!ticker_.ticking() && at < ticker_.at()) arm_timer();
 }
 
 void Server::push_wake(std::uint32_t slot, TimePoint at) {
@@ -216,7 +212,6 @@ void Server::push_wake(std::uint32_t slot, TimePoint at) {
 void Server::arm_timer() {
   while (!wakes_.empty() && !current(wakes_.top())) wakes_.pop();  // stale
   if (wakes_.empty() || stopping_) {
-    timer_at_ = TimePoint::max();
     ticker_.cancel();
     park(false);
     return;
@@ -230,11 +225,10 @@ void Server::arm_timer() {
   // wake-up, and nothing for schedule() to move earlier.
   const bool tick = near && config_.pacing_tick >= kMinTickPeriod;
   ticker_.set(at, tick ? std::chrono::nanoseconds(config_.pacing_tick) : std::chrono::nanoseconds::zero());
-  timer_at_ = tick ? TimePoint::min() : at;
 }
 
 void Server::run_parked() {
-  if (parked_) take_input();
+  if (parked()) take_input();
   run_due(Clock::now());
 }
 

@@ -84,6 +84,7 @@ class Server final : private SessionObserver, private OpenSessions {
   void take_input();
   // Parked, the socket is out of the reactor's watch and the pacing timer reads input when it fires.
   void park(bool on);
+  bool parked() const { return !socket_.watched(); }
   // The scheduler's run, after reading input if parked.
   void run_parked();
   void on_datagram(std::span<std::uint8_t> datagram, const net::Address& from, TimePoint now);
@@ -134,9 +135,7 @@ class Server final : private SessionObserver, private OpenSessions {
   std::priority_queue<Wake, std::vector<Wake>, std::greater<>> wakes_;
   PacingTicker ticker_;
   boost::asio::steady_timer housekeeping_timer_;
-  // The earliest wake-up the ticker is set for (max(): none); min() while it ticks on every grid point.
-  TimePoint timer_at_ = TimePoint::max();
-  bool writable_wait_ = false, stopping_ = false, reading_ = false, parked_ = false;
+  bool writable_wait_ = false, stopping_ = false, reading_ = false;
   ServerMetrics metrics_;
   std::map<const SymbolSource*, StreamTotals> closed_totals_;  // what closed sessions sent, per stream
   std::chrono::steady_clock::time_point started_;
