@@ -254,7 +254,7 @@ case_overload() {
       if length > 0 then "; other failures: \(.[0:3] | join("; "))" else "" end)' \
     "$WORK/overload.json" 2>/dev/null || echo "no swarm report ($(tail -1 "$WORK/overload.err"))")
   local all
-  all=$(jq -r '[.per_peer[] | select((.status == "complete" and .late_segments == 0) or ((.failure // "") | test("path too slow")))] | length == (.per_peer | length)' "$WORK/overload.json" 2>/dev/null)
+  all=$(jq -r '(.per_peer | length) as $n | [.per_peer[] | select((.status == "complete" and .late_segments == 0) or ((.failure // "") | test("path too slow")))] | length == $n' "$WORK/overload.json" 2>/dev/null)
   within "$tcp_pct" 20 100 && [ "$all" = true ] && status=PASS
   verdict overload "$status" "$OVERLOAD_PEERS realtime 768 kbit/s peers: $peers_text; beside them $tcp (pass: >= 20 %), $ncast reached the peers"
   bed_down
