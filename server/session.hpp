@@ -204,7 +204,8 @@ class Session {
   void end_round(Flight& f, TimePoint now);
   Outgoing produce(std::span<std::uint8_t> out, TimePoint now);
   double paced_rate() const;
-  // A paced session's circuit breaker ended an interval: whether the path carried the stream.
+  // The RTT has grown well above what it was while the path last carried the stream calmly: a queue.
+  bool queue_grown() const;
   bool behind_window() const;
   void refresh_window();
   Flight* pick(TimePoint now);
@@ -243,6 +244,9 @@ class Session {
   std::uint32_t last_received_ = 0;
   bool have_ack_ = false, last_settled_ = false;
   double loss_ = 0;
+  // loss_ and the path's minimum RTT when the circuit breaker last found that it carried the stream calmly.
+  double calm_loss_ = 0;
+  std::chrono::microseconds calm_rtt_{0};
   double loss_mean_ = 0;    // the average loss_ is the clamp of: below zero after reordered arrivals
   double loss_weight_ = 0;  // the share of loss_mean_'s weight that samples carry (the rest is its start, 0)
 

@@ -83,13 +83,64 @@ TEST(CircuitBreaker, APersistentlyTooSlowPathTripsWithTheFigures) {
   EXPECT_EQ(f.breaker.needed(), 100e3);
 }
 
-TEST(CircuitBreaker, AGoodSecondResetsTheCount) {
+// Short and good seconds in turn, 0.78 of the stream on average: the player stalls all along, and a good
+// second between does not make the path one that carries the stream.
+TEST(CircuitBreaker, APathShortOnAverageTripsThoughEveryOtherSecondCarriesTheStream) {
   Feed f(4, TimePoint{});
-  for (int i = 0; i < 30; ++i) {
-    f.second(108e3, 60e3);  // short, and short on average
+  int seconds = 0;
+  for (; !f.breaker.tripped() && seconds < 40; seconds += 2) {
+    f.second(108e3, 60e3);
     f.second(108e3, 95e3);
   }
-  EXPECT_FALSE(f.breaker.tripped());  // never two bad seconds in a row
+  EXPECT_TRUE(f.breaker.tripped());
+  EXPECT_LE(seconds, 24);
+}
+
+// A path that carries the stream again on average clears the count: a few bad seconds long ago are not
+// held against it.
+TEST(CircuitBreaker, AGoodSecondClearsTheCountOnceTheAverageRecovers) {
+  for (std::uint64_t seed = 10; seed < 60; ++seed) {
+    Feed f(seed, TimePoint{});
+    f.second(108e3, 30e3);
+    EXPECT_TRUE(f.breaker.congested());
+    int seconds = 1;
+    for (; f.breaker.congested() && seconds < 10; ++seconds) f.second(108e3, 108e3);
+    EXPECT_FALSE(f.breaker.congested()) << "seed " << seed;
+    EXPECT_EQ(f.breaker.bad_in_row(), 0) << "seed " << seed;
+    EXPECT_LE(seconds, 3) << "seed " << seed;
+    for (int i = 0; i < 30; ++i) f.second(108e3, 108e3);
+    f.second(108e3, 60e3);  // one short second, a long while later: the average still carries the stream
+    EXPECT_EQ(f.breaker.bad_in_row(), 0) << "seed " << seed;
+    EXPECT_FALSE(f.breaker.tripped()) << "seed " << seed;
+  }
+}
+
+// The session makes up for none of the loss that came with congestion, so after a bad second it must
+// carry the whole stream: 93 % of it, enough on a calm path, counts against it for a while (and stalls
+// its player), then counts no more.
+TEST(CircuitBreaker, AfterCongestionASessionMustCarryTheWholeStream) {
+  Feed calm(20, TimePoint{});
+  for (int i = 0; i < 60; ++i) EXPECT_TRUE(calm.second(108e3, 93e3));
+  EXPECT_FALSE(calm.breaker.congested_lately());
+  EXPECT_TRUE(calm.breaker.carried_calmly());
+
+  int tripped = 0;
+  for (std::uint64_t seed = 100; seed < 200; ++seed) {
+    Feed f(seed, TimePoint{});
+    f.second(108e3, 108e3);
+    f.second(108e3, 30e3);
+    EXPECT_TRUE(f.breaker.congested_lately());
+    EXPECT_FALSE(f.breaker.carried_calmly());
+    for (int i = 0; i < 12 && !f.breaker.tripped(); ++i) f.second(100e3, 93e3);
+    tripped += f.breaker.tripped() ? 1 : 0;
+  }
+  EXPECT_GE(tripped, 10);  // a shortfall of 7 % a second: some of a hundred leave before the count stops
+  Feed f(7, TimePoint{});
+  f.second(108e3, 30e3);
+  for (int i = 0; i < 40; ++i) f.second(108e3, 108e3);  // the path recovered: calm again
+  EXPECT_FALSE(f.breaker.congested_lately());
+  EXPECT_TRUE(f.breaker.carried_calmly());
+  EXPECT_FALSE(f.breaker.tripped());
 }
 
 // Random loss in bursts: a second's share of 120 datagrams may fall to 0.72 where the path carries 0.9
