@@ -96,8 +96,8 @@ TEST(CircuitBreaker, APathShortOnAverageTripsThoughEveryOtherSecondCarriesTheStr
   EXPECT_LE(seconds, 24);
 }
 
-// A path that carries the stream again on average clears the count: a few bad seconds long ago are not
-// held against it.
+// A path that carries the stream again on average clears the count, and a bad second long ago is not
+// held against a short one now.
 TEST(CircuitBreaker, AGoodSecondClearsTheCountOnceTheAverageRecovers) {
   for (std::uint64_t seed = 10; seed < 60; ++seed) {
     Feed f(seed, TimePoint{});
