@@ -15,6 +15,9 @@ constexpr std::size_t kSentRing = 8192;  // packets whose send time an ACK may s
 constexpr auto kMinRound = 10ms;
 constexpr std::uint64_t kMinRoundPackets = 32;  // and at least this many packets: a loss sample's size
 constexpr auto kMinRttWindow = 10s;
+// The path's own RTT, that queues are measured against: kept longer, or a queue a TCP flow keeps standing
+// for ten seconds (the bed's fairness case) becomes the path and the session stops yielding to it.
+constexpr auto kBaseRttWindow = 60s;
 constexpr auto kRateSpan = 20ms;       // a delivery-rate sample spans at least this
 constexpr double kStartupGain = 2.89;  // BBR's: the rate doubles each round trip
 constexpr double kDrainGain = 0.5;
@@ -28,6 +31,11 @@ constexpr double kExcessLoss = 0.01;
 constexpr auto kDrainedDelay = 1ms;  // a queue this short counts as drained
 constexpr int kMaxDrainRounds = 4;
 constexpr double kBackoff = 0.7;  // the ceiling after congestion, of the delivery rate (CUBIC's beta)
+// Datagrams a round trip the window grows by in a shared queue: with kBackoff's cut, as fast as TCP
+// Reno's one per round trip with its halving (RFC 8312's TCP-friendly alpha, 3(1-beta)/(1+beta)).
+constexpr double kWindowIncrease = 3 * (1 - kBackoff) / (1 + kBackoff);
+// A window flow's pacing: faster than the window drains, so that the window, not the pacer, binds.
+constexpr double kWindowPacingGain = 1.25;
 
 double loss_of(std::uint64_t numbers, std::uint64_t delivered) {
   if (numbers == 0) return 0;
@@ -49,6 +57,7 @@ void RateController::on_sent(std::uint64_t number, std::size_t bytes, TimePoint 
   s = {number, now};
   largest_sent_ = std::max(largest_sent_, number);
   last_sent_at_ = now;
+  tail_probe_ = false;
 }
 
 void RateController::on_ack(std::uint64_t largest, std::uint32_t received, Duration ack_delay, TimePoint now,
@@ -101,21 +110,26 @@ void RateController::rtt_sample(Duration rtt, TimePoint now) {
   if (rtt <= Duration::zero()) rtt = Duration(1);
   if (!has_rtt_) {
     has_rtt_ = true;
-    srtt_ = min_rtt_ = rtt;
-    min_rtt_at_ = now;
+    srtt_ = min_rtt_ = base_rtt_ = rtt;
+    min_rtt_at_ = base_rtt_at_ = now;
   } else {
     srtt_ = (7 * srtt_ + rtt) / 8;
     if (rtt <= min_rtt_ || now - min_rtt_at_ > kMinRttWindow) {
       min_rtt_ = rtt;
       min_rtt_at_ = now;
     }
+    if (rtt <= base_rtt_ || now - base_rtt_at_ > kBaseRttWindow) {
+      base_rtt_ = rtt;
+      base_rtt_at_ = now;
+    }
   }
   round_.min_rtt = round_.min_rtt == Duration::zero() ? rtt : std::min(round_.min_rtt, rtt);
+  round_.max_rtt = std::max(round_.max_rtt, rtt);
   judged_.min_rtt = judged_.min_rtt == Duration::zero() ? rtt : std::min(judged_.min_rtt, rtt);
 }
 
 bool RateController::queue_left(Duration round_min_rtt) const {
-  return has_rtt_ && round_min_rtt > min_rtt_ + std::max<Duration>(kDrainedDelay, min_rtt_ / 4);
+  return has_rtt_ && round_min_rtt > base_rtt_ + std::max<Duration>(kDrainedDelay, base_rtt_ / 4);
 }
 
 bool RateController::excess_loss(double loss, std::uint64_t numbers) const {
@@ -131,6 +145,12 @@ bool RateController::excess_loss(double loss, std::uint64_t numbers) const {
     const auto m = static_cast<double>(loss_packets_);
     const double p = std::max((loss * n + random_loss_ * m) / (n + m), 0.01);
     return loss > random_loss_ + std::max(kExcessLoss, 2 * std::sqrt(p * (1 - p) * (1 / n + 1 / m)));
+  }
+  if (window_mode_) {
+    // In a queue others share, a loss beyond what the random loss explains is a loss event, as TCP
+    // takes any: a test that waits for a share of the round lets the larger flow cut less often.
+    const double expected = random_loss_ * n;
+    return loss * n > expected + 2 * std::sqrt(expected * (1 - random_loss_)) + 0.5;
   }
   const double p = std::max(random_loss_, 0.01);
   return loss > random_loss_ + std::max(kExcessLoss, 2 * std::sqrt(p * (1 - p) / n));
@@ -193,9 +213,32 @@ void RateController::end_round(TimePoint now) {
     const double round_s = std::chrono::duration<double>(now - round_.started).count();
     ceiling_ += config_.datagram * round_s / (rtt * rtt);
     bw_ = std::min(bw_, ceiling_);
+    update_window_mode(rtt, round_s, now);
   }
 
   start_round(now);
+}
+
+void RateController::update_window_mode(double rtt, double round_s, TimePoint now) {
+  // A queue the session could not drain in rounds below its rate is others' (advance_mode): a bottleneck
+  // shared with flows that keep it standing, TCP's. There the session becomes a window flow as TCP is
+  // (ACK-clocked, a datagram more a round trip, cut by kBackoff on congestion): a rate that follows its
+  // own delivery rate takes every share TCP's backoffs free (ncast 67-85 % of the bed's link beside one
+  // iperf3 flow), one paced at window/RTT without the window's cap 65-89 %, the window capping what is in
+  // flight 42-64 % (bench/results/2026-11-27-fairness-window.md). A queue it drains was its own (a
+  // probe's): random loss on an empty path never enters this mode, and it is left once the queue is gone.
+  if (!queue_left(round_.min_rtt)) others_queue_ = false;
+  const Duration full = *std::max_element(max_rtts_.begin(), max_rtts_.end());
+  max_rtts_[rounds_ % max_rtts_.size()] = round_.max_rtt;
+  if (others_queue_ && window_mode_) {
+    // A round that found the queue as full as it gets: a window flow beside lost a datagram there, and
+    // the paced session, whose datagrams find room between the window flow's bursts, may not have.
+    if (full > base_rtt_ + 4 * kDrainedDelay && round_.max_rtt >= full - (full - base_rtt_) / 10) on_congestion(now);
+    window_ += kWindowIncrease * config_.datagram * round_s / rtt;
+  } else if (others_queue_) {
+    window_ = std::min(ceiling_, bw_) * rtt;
+  }
+  window_mode_ = others_queue_;
 }
 
 void RateController::start_round(TimePoint now) {
@@ -231,11 +274,11 @@ void RateController::on_congestion(TimePoint now) {
   const double base = std::max(bw_, config_.min_rate);
   ceiling_ = kBackoff * (ceiling_ > 0 ? std::min(ceiling_, base) : base);
   for (double& b : bw_rounds_) b = std::min(b, ceiling_);
+  window_ *= kBackoff;
   if (mode_ == Mode::startup) mode_ = Mode::drain;
 }
 
 void RateController::advance_mode(double round_bw, TimePoint now) {
-  (void)now;
   switch (mode_) {
     case Mode::startup:
       if (round_bw >= kStartupGrowth * startup_best_) {
@@ -256,7 +299,14 @@ void RateController::advance_mode(double round_bw, TimePoint now) {
     case Mode::probe_bw:
       // The round below the rate drains what the round above it queued: it lasts until it has, a few
       // rounds at most (a queue that others keep full does not hold it there).
-      if (kCycle[cycle_] < 1 && queue_left(round_.min_rtt) && ++drain_rounds_ < kMaxDrainRounds) return;
+      if (kCycle[cycle_] < 1 && queue_left(round_.min_rtt)) {
+        if (++drain_rounds_ < kMaxDrainRounds) return;
+        // Left after the rounds below the rate, and more than a probe round above the rate could have
+        // queued (a quarter of a round): others keep it. A queue of its own only slow to drain (a rate
+        // just below the link's, at 10 % random loss) is a probe's.
+        const auto round = std::chrono::duration_cast<Duration>(now - round_.started);
+        others_queue_ = round_.min_rtt > base_rtt_ + kDrainedDelay + round / 4;
+      }
       drain_rounds_ = 0;
       cycle_ = (cycle_ + 1) % kCycle.size();
       return;
@@ -264,6 +314,7 @@ void RateController::advance_mode(double round_bw, TimePoint now) {
 }
 
 double RateController::gain() const {
+  if (window_mode_ && mode_ == Mode::probe_bw) return 1;  // the window probes, a datagram a round trip
   switch (mode_) {
     case Mode::startup: return kStartupGain;
     case Mode::drain: return kDrainGain;
@@ -285,9 +336,26 @@ void RateController::check_silence(TimePoint now, Duration timeout) {
 double RateController::pacing_rate() const {
   if (silent_) return config_.min_rate;
   double rate = config_.initial_rate;
-  if (bw_ > 0) rate = gain() * bw_ / (1.0 - std::min(random_loss_, kMaxRandomLoss));
-  else if (mode_ == Mode::startup && round_.max_bw > 0) rate = kStartupGain * round_.max_bw;
+  if (window_mode_) {
+    const double rtt = std::max(1e-4, std::chrono::duration<double>(srtt_).count());
+    rate = kWindowPacingGain * window_ / rtt / (1.0 - std::min(random_loss_, kMaxRandomLoss));
+  } else if (bw_ > 0) {
+    rate = gain() * bw_ / (1.0 - std::min(random_loss_, kMaxRandomLoss));
+  } else if (mode_ == Mode::startup && round_.max_bw > 0) {
+    rate = kStartupGain * round_.max_bw;
+  }
   return std::clamp(rate, config_.min_rate, std::max(config_.min_rate, config_.max_rate));
+}
+
+bool RateController::window_open() const {
+  if (!window_mode_ || silent_ || tail_probe_) return true;
+  // Packets above the largest acknowledged are in flight (or lost with it, which a later ACK settles).
+  return static_cast<double>(largest_sent_ - largest_acked_) * datagram_ <
+         window_ / (1.0 - std::min(random_loss_, kMaxRandomLoss));
+}
+void RateController::check_window(TimePoint now) {
+  const auto quiet = std::max<Duration>(2 * srtt_, 2 * kMinRound);
+  tail_probe_ = now - last_ack_at_ > quiet && now - last_sent_at_ > quiet;
 }
 
 }  // namespace ncast::server

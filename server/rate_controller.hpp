@@ -52,6 +52,14 @@ class RateController {
 
   // Octets per second to pace at: the model's rate within [min_rate, max_rate].
   double pacing_rate() const;
+  // In a queue that others keep standing the controller is a window flow, and the window caps the octets
+  // in flight: the session is ACK-clocked, as TCP is. A window closed with no ACK or packet for two round
+  // trips opens for one packet (a tail probe, as TCP's): the ACKs of the last packets may have been
+  // lost, and nothing else would bring one. check_window(now) decides that; the session calls it.
+  bool window_open() const;
+  void check_window(TimePoint now);
+  bool window_mode() const { return window_mode_; }
+  double window() const { return window_; }
   // The bottleneck's delivery rate as measured (octets per second reaching the peer), 0 before any.
   double delivery_rate() const { return bw_; }
   double random_loss() const { return random_loss_; }
@@ -82,6 +90,7 @@ class RateController {
     TimePoint started{};
     double max_bw = 0;    // the largest delivery-rate sample taken in it
     Duration min_rtt{0};  // the smallest RTT sample in it: above the minimum, a standing queue
+    Duration max_rtt{0};  // and the largest
     double gain = 1;      // the pacing gain it was sent at
   };
 
@@ -95,6 +104,7 @@ class RateController {
   // RTT decides where random loss is learnt, and how long a round below the rate drains (queue_left).
   bool excess_loss(double loss, std::uint64_t numbers) const;
   bool queue_left(Duration round_min_rtt) const;
+  void update_window_mode(double rtt, double round_s, TimePoint now);
   void learn_loss(double loss, std::uint64_t numbers);
   void on_congestion(TimePoint now);
   void reordering_deeper(TimePoint now);
@@ -134,8 +144,8 @@ class RateController {
   std::size_t rounds_ = 0;
   double bw_ = 0;
 
-  Duration min_rtt_{0}, srtt_{0};
-  TimePoint min_rtt_at_{};
+  Duration min_rtt_{0}, srtt_{0}, base_rtt_{0};
+  TimePoint min_rtt_at_{}, base_rtt_at_{};
   bool has_rtt_ = false;
 
   static constexpr std::size_t kLossSamples = 16;
@@ -146,6 +156,12 @@ class RateController {
   double random_loss_ = 0;
   bool loss_known_ = false;
   double ceiling_ = 0;  // octets per second; 0: none yet (no congestion seen)
+  // The window mode (update_window_mode): in a queue that others keep standing, after congestion.
+  bool others_queue_ = false;  // a standing queue that rounds below the rate did not drain
+  bool window_mode_ = false;
+  double window_ = 0;  // octets in flight allowed, in the window mode
+  bool tail_probe_ = false;
+  std::array<Duration, 64> max_rtts_{};  // the largest RTT of each of the last rounds: the queue full
   TimePoint last_congestion_{};
   std::uint64_t congestion_events_ = 0, silences_ = 0, undone_cuts_ = 0;
   // The model before the last congestion cut, to take it back if its loss proves to be reordering.

@@ -137,7 +137,10 @@ class Session {
   // packets go one at a time (a download session is not slowed so).
   bool one_at_a_time() const;
   void refill(TimePoint now);
-  bool can_send(std::size_t bytes) const { return pacing_.available(static_cast<double>(bytes)); }
+  // A download also within its controller's window (in a queue others keep standing: ACK-clocked).
+  bool can_send(std::size_t bytes) const {
+    return pacing_.available(static_cast<double>(bytes)) && (!config_.download || cc_.window_open());
+  }
   void spend(std::size_t bytes) { pacing_.spend(static_cast<double>(bytes)); }
   // When next_packet may next have something without new input; max() when only input can wake it.
   TimePoint next_wake(TimePoint now) const;

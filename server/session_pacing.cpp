@@ -12,6 +12,7 @@ namespace {
 constexpr double kMaxMadeUp = 0.5;
 // RTT growth that counts as a queue: above what timer and scheduling jitter of a busy server add.
 constexpr auto kQueueGrowth = std::chrono::milliseconds(5);
+constexpr auto kWindowPoll = std::chrono::microseconds(500);
 
 }  // namespace
 
@@ -64,6 +65,7 @@ void Session::refill(TimePoint now) {
   // one: after a single RTO a paced session whose peer was busy failing over to it was throttled to the
   // probe rate, and the peer finished 2.5 s late (Network.AServerDiesAndTheOtherTakesItsShare).
   cc_.check_silence(now, rto(2));
+  cc_.check_window(now);
   counters_.silences = cc_.silences();
   if (!config_.download && confirmed_) {
     // The packets the ACKs covered (numbers up to the largest) and those of them the peer received.
@@ -95,6 +97,9 @@ bool Session::one_at_a_time() const {
 
 TimePoint Session::pacing_ready(std::size_t bytes, TimePoint now) const {
   if (can_send(bytes)) return now;
+  // A closed window opens with an ACK, which schedules the session at once; the wake below only lets the
+  // tail probe go out when none comes.
+  if (pacing_.available(static_cast<double>(bytes))) return now + std::max<std::chrono::microseconds>(kWindowPoll, srtt_ / 4);
   // Rounded up, and never now: a wait that truncated to zero would have the scheduler spin.
   const double wait_ns = std::ceil(1e9 * (static_cast<double>(bytes) - pacing_.tokens()) / rate());
   return now + std::chrono::nanoseconds(std::max<long long>(1000, static_cast<long long>(wait_ns)));

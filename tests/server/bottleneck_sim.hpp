@@ -2,7 +2,8 @@
 // A simulated path for the rate controller's tests: a sender paced at the controller's rate, a
 // bottleneck of a given rate with a tail-drop queue of a given size (as tc tbf), random loss after it,
 // a propagation delay each way (varying per packet by a jitter, which reorders them), and a peer that acknowledges
-// every 16 packets or after 5 ms (as ncast-peer does for a download). Time advances in fixed steps; everything is
+// every 16 packets or after 5 ms (as ncast-peer does for a download). The sender keeps within the controller's
+// window, as a download session does. Time advances in fixed steps; everything is
 // deterministic.
 #include <algorithm>
 #include <chrono>
@@ -21,6 +22,8 @@ struct PathConfig {
   double loss = 0;                       // random loss after the bottleneck
   std::chrono::microseconds delay{250};  // one way
   std::chrono::microseconds jitter{0};   // each packet's delay after the bottleneck varies by up to ± this (reorders)
+  std::chrono::microseconds standing{0};  // a queue that other flows keep standing: every packet waits this more
+  bool acks_lost = false;                 // the peer's ACKs do not arrive
 };
 
 struct PathTotals {
@@ -74,11 +77,12 @@ class BottleneckSim {
       cc_.on_ack(a.largest, a.received, a.delay, now_, a.recent);
     }
     cc_.check_silence(now_, std::chrono::milliseconds(200));
+    cc_.check_window(now_);
   }
 
   void send() {
     tokens_ = std::min(tokens_ + cc_.pacing_rate() * 20e-6, 4 * kDatagram);
-    while (tokens_ >= kDatagram) {
+    while (tokens_ >= kDatagram && cc_.window_open()) {
       tokens_ -= kDatagram;
       const std::uint64_t number = next_++;
       cc_.on_sent(number, static_cast<std::size_t>(kDatagram), now_);
@@ -95,7 +99,7 @@ class BottleneckSim {
       if (std::bernoulli_distribution(path_.loss)(rng_)) continue;
       const auto jitter = std::chrono::microseconds(
           std::uniform_int_distribution<long long>(-path_.jitter.count(), path_.jitter.count())(rng_));
-      const InFlight p{number, at(link_free_s_) + path_.delay + jitter, queued};
+      const InFlight p{number, at(link_free_s_) + path_.standing + path_.delay + jitter, queued};
       // The wire in order of arrival: a packet held longer than those behind it arrives after them.
       wire_.insert(std::upper_bound(wire_.begin(), wire_.end(), p,
                                     [](const InFlight& a, const InFlight& b) { return a.arrives < b.arrives; }),
@@ -128,7 +132,7 @@ class BottleneckSim {
     const std::uint64_t span = std::min<std::uint64_t>({reorder_, largest_, kHistory});
     std::uint64_t arrived = 0;
     for (std::uint64_t n = largest_ - span + 1; n <= largest_ && span > 0; ++n) arrived += seen_[n % seen_.size()] == n;
-    acks_.push_back({largest_, received_, held, now_ + path_.delay, {span, arrived}});
+    if (!path_.acks_lost) acks_.push_back({largest_, received_, held, now_ + path_.delay, {span, arrived}});
     unacked_ = 0;
   }
 

@@ -59,6 +59,7 @@ TEST(RateController, ConvergesToTheBottleneckRate) {
   // Not a standing full queue (26 ms at this rate): the gain cycle drains what it builds.
   EXPECT_LT(w.queue_delay, 0.01);
   EXPECT_LT(w.drops, 0.02);
+  EXPECT_FALSE(cc.window_mode()) << "the queues of its own probes are drained, not taken for others'";
 }
 
 TEST(RateController, HoldsItsRateThroughRandomLossWithoutAQueue) {
@@ -161,6 +162,50 @@ TEST(RateController, StaysUnderItsCap) {
   const Window w = measure(sim, cc, 2s);
   EXPECT_LE(cc.pacing_rate(), 5e6 / 8);
   EXPECT_GT(w.rate, 0.9 * 5e6 / 8);
+}
+
+// A queue that other flows keep standing (TCP's, in the bed's fairness case) does not drain in the rounds
+// below the rate: the controller becomes a window flow there, ACK-clocked as TCP is. When the others'
+// queue goes, the session alone gets the link again (its window may keep a queue of its own, as TCP's does:
+// it leaves the mode only once a round finds none).
+TEST(RateController, InAQueueOthersKeepStandingItIsAckClocked) {
+  const auto t0 = RateController::Clock::now();
+  RateController cc(config(), t0);
+  PathConfig path;
+  path.rate = 20e6 / 8;
+  path.queue = 250e3;
+  BottleneckSim sim(path, cc, t0, 11);
+  sim.run(2s);
+  ASSERT_GT(cc.congestion_events(), 0u) << "startup overran the bottleneck: the mode needs a congestion seen";
+  EXPECT_FALSE(cc.window_mode());
+  PathConfig others = path;
+  others.standing = 10ms;
+  sim.set_path(others);
+  sim.run(1s);
+  ASSERT_TRUE(cc.window_mode());
+  const double window = cc.window();
+  EXPECT_GT(window, 0);
+
+  // The ACKs stop: a window flow sends its window and then one tail probe per quiet spell (two RTTs,
+  // 20 ms at least), where a rate would go on for the 100 ms at its rate.
+  others.acks_lost = true;
+  sim.set_path(others);
+  const auto sent = sim.totals().sent;
+  sim.run(100ms);
+  const auto during = sim.totals().sent - sent;
+  EXPECT_LE(static_cast<double>(during), (window + 16 * BottleneckSim::kDatagram) / BottleneckSim::kDatagram + 6)
+      << "window " << window / BottleneckSim::kDatagram << " datagrams";
+  EXPECT_GE(during, 1u);
+  EXPECT_LT(static_cast<double>(during), 0.5 * 0.1 * cc.pacing_rate() / BottleneckSim::kDatagram);
+  others.acks_lost = false;
+  sim.set_path(others);
+  const Window shared = measure(sim, cc, 1s);
+  EXPECT_GT(shared.rate, 0.5 * path.rate) << "alone behind the standing queue, the window grows back";
+
+  sim.set_path(path);
+  sim.run(1s);
+  const Window alone = measure(sim, cc, 2s);
+  EXPECT_GT(alone.rate, 0.85 * path.rate);
 }
 
 TEST(RateController, ProbesIntoABlackholeAndResumesWhenAcksReturn) {
