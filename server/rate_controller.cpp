@@ -223,10 +223,9 @@ void RateController::update_window_mode(double rtt, double round_s, TimePoint no
   // A queue the session could not drain in rounds below its rate is others' (advance_mode): a bottleneck
   // shared with flows that keep it standing, TCP's. There the session becomes a window flow as TCP is
   // (ACK-clocked, a datagram more a round trip, cut by kBackoff on congestion): a rate that follows its
-  // own delivery rate takes every share TCP's backoffs free (ncast 67-85 % of the bed's link beside one
-  // iperf3 flow), one paced at window/RTT without the window's cap 65-89 %, the window capping what is in
-  // flight 42-64 % (bench/results/2026-11-27-fairness-window.md). A queue it drains was its own (a
-  // probe's): random loss on an empty path never enters this mode, and it is left once the queue is gone.
+  // own delivery rate takes every share TCP's backoffs free (ncast 71-79 % of the bed's link beside one
+  // iperf3 flow), one paced at window/RTT without the window's cap 65-89 %, with the cap 37-69 %
+  // (bench/results/2026-11-27-fairness-window.md). The mode is left once a round finds no queue.
   if (!queue_left(round_.min_rtt)) others_queue_ = false;
   const Duration full = *std::max_element(max_rtts_.begin(), max_rtts_.end());
   max_rtts_[rounds_ % max_rtts_.size()] = round_.max_rtt;

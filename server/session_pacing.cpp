@@ -99,7 +99,8 @@ TimePoint Session::pacing_ready(std::size_t bytes, TimePoint now) const {
   if (can_send(bytes)) return now;
   // A closed window opens with an ACK, which schedules the session at once; the wake below only lets the
   // tail probe go out when none comes.
-  if (pacing_.available(static_cast<double>(bytes))) return now + std::max<std::chrono::microseconds>(kWindowPoll, srtt_ / 4);
+  if (pacing_.available(static_cast<double>(bytes)))
+    return now + std::max<std::chrono::microseconds>(kWindowPoll, srtt_ / 4);
   // Rounded up, and never now: a wait that truncated to zero would have the scheduler spin.
   const double wait_ns = std::ceil(1e9 * (static_cast<double>(bytes) - pacing_.tokens()) / rate());
   return now + std::chrono::nanoseconds(std::max<long long>(1000, static_cast<long long>(wait_ns)));

@@ -17,11 +17,11 @@
 namespace ncast::server::test {
 
 struct PathConfig {
-  double rate = 100e6 / 8;               // octets per second through the bottleneck
-  double queue = 64 * 1024;              // octets the bottleneck's queue holds
-  double loss = 0;                       // random loss after the bottleneck
-  std::chrono::microseconds delay{250};  // one way
-  std::chrono::microseconds jitter{0};   // each packet's delay after the bottleneck varies by up to ± this (reorders)
+  double rate = 100e6 / 8;                // octets per second through the bottleneck
+  double queue = 64 * 1024;               // octets the bottleneck's queue holds
+  double loss = 0;                        // random loss after the bottleneck
+  std::chrono::microseconds delay{250};   // one way
+  std::chrono::microseconds jitter{0};    // each packet's delay after the bottleneck varies by up to ± this (reorders)
   std::chrono::microseconds standing{0};  // a queue that other flows keep standing: every packet waits this more
   bool acks_lost = false;                 // the peer's ACKs do not arrive
 };
