@@ -201,6 +201,14 @@ const T* expand_cached(ExpansionCache<T>& cache, const std::uint8_t* coefs, std:
   for (std::size_t i = 1; i < kExpansionCacheEntries; ++i)
     if (cache.entries[i].last_use < cache.entries[oldest].last_use) oldest = i;
   auto& e = cache.entries[oldest];
+  // An entry that must grow grows every entry to this matrix: once a thread has seen its largest matrix
+  // no call allocates, whichever entry it evicts (a rank tracker's shapes change call by call, and on a
+  // CPU with AVX2 alone one entry a pass grew: RankTracker.AddingVectorsAllocatesNothing).
+  if (e.out.capacity() < count || e.coefs.capacity() < count)
+    for (auto& other : cache.entries) {
+      other.coefs.reserve(count);
+      other.out.reserve(count);
+    }
   e.coefs.assign(coefs, coefs + count);
   e.last_use = ++cache.uses;
   expand_by_group(e.out, coefs, m, k, group, make);
