@@ -159,9 +159,12 @@ class RateController {
   // The window mode (update_window_mode): in a queue that others keep standing, after congestion.
   bool others_queue_ = false;  // a standing queue that rounds below the rate did not drain
   bool window_mode_ = false;
+  int queue_free_rounds_ = 0;  // rounds in a row that found no queue standing
   double window_ = 0;  // octets in flight allowed, in the window mode
   bool tail_probe_ = false;
-  std::array<Duration, 64> max_rtts_{};  // the largest RTT of each of the last rounds: the queue full
+  // Since the window mode began, the largest and smallest RTT of each of the last rounds: the queue's swing.
+  std::array<Duration, 64> max_rtts_{};
+  std::array<Duration, 64> min_rtts_{};
   TimePoint last_congestion_{};
   std::uint64_t congestion_events_ = 0, silences_ = 0, undone_cuts_ = 0;
   // The model before the last congestion cut, to take it back if its loss proves to be reordering.

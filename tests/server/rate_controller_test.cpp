@@ -208,6 +208,56 @@ TEST(RateController, InAQueueOthersKeepStandingItIsAckClocked) {
   EXPECT_GT(alone.rate, 0.85 * path.rate);
 }
 
+// Others' queue is not steady: it swings as their windows grow and are cut, and it may drain for a moment
+// when they cut together. A window flow takes a round near the top of the swing as a congestion event (a
+// window flow beside lost a datagram there), judged against the swing it has seen, not against the empty
+// path: a queue others keep standing that varies by a millisecond or two is not a full one. A moment
+// without a queue does not end the mode either (it would restart the window from the rate).
+TEST(RateController, InAQueueOthersKeepItCutsOnlyNearTheTopOfTheSwing) {
+  const auto t0 = RateController::Clock::now();
+  RateController cc(config(), t0);
+  PathConfig path;
+  path.rate = 20e6 / 8;
+  path.queue = 250e3;
+  BottleneckSim sim(path, cc, t0, 13);
+  sim.run(2s);
+  PathConfig others = path;
+  others.standing = 10ms;
+  sim.set_path(others);
+  sim.run(1s);
+  ASSERT_TRUE(cc.window_mode());
+
+  // Standing 10 ms, swinging by ±1.5 ms every 200 ms, and for 8 ms once a second no queue at all.
+  const auto events = cc.congestion_events();
+  const auto delivered = sim.totals().delivered;
+  int rounds_out = 0;
+  for (int ms = 0; ms < 3000; ms += 4) {
+    const int phase = ms % 200;
+    others.standing = std::chrono::microseconds(8500 + 30 * (phase < 100 ? phase : 200 - phase));
+    if (ms % 1000 >= 500 && ms % 1000 < 508) others.standing = 0ms;
+    sim.set_path(others);
+    sim.run(4ms);
+    rounds_out += cc.window_mode() ? 0 : 1;
+  }
+  const double rate = static_cast<double>(sim.totals().delivered - delivered) * BottleneckSim::kDatagram / 3.0;
+  std::printf("swinging 10 +- 1.5 ms: %.1f Mbit/s, %llu congestion events, %d samples out of the window mode\n",
+              rate * 8e-6, static_cast<unsigned long long>(cc.congestion_events() - events), rounds_out);
+  EXPECT_EQ(rounds_out, 0);
+  EXPECT_GT(rate, 0.85 * path.rate);
+
+  // A swing as TCP's sawtooth makes it, from 2 to 18 ms over 400 ms and back at once: a cut near each top.
+  const auto before = cc.congestion_events();
+  for (int ms = 0; ms < 4000; ms += 4) {
+    others.standing = std::chrono::microseconds(2000 + 40 * (ms % 400));
+    sim.set_path(others);
+    sim.run(4ms);
+  }
+  const auto cuts = cc.congestion_events() - before;
+  std::printf("swinging 2-18 ms: %llu congestion events in 10 swings\n", static_cast<unsigned long long>(cuts));
+  EXPECT_GE(cuts, 8u);
+  EXPECT_LE(cuts, 40u);
+}
+
 TEST(RateController, ProbesIntoABlackholeAndResumesWhenAcksReturn) {
   const auto t0 = RateController::Clock::now();
   RateController cc(config(), t0);
