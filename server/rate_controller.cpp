@@ -31,7 +31,7 @@ constexpr double kExcessLoss = 0.01;
 constexpr auto kDrainedDelay = 1ms;  // a queue this short counts as drained
 constexpr int kMaxDrainRounds = 4;
 constexpr int kQueueFreeRounds = 4;  // rounds in a row without a queue that end the window mode
-constexpr double kBackoff = 0.7;  // the ceiling after congestion, of the delivery rate (CUBIC's beta)
+constexpr double kBackoff = 0.7;     // the ceiling after congestion, of the delivery rate (CUBIC's beta)
 // Datagrams a round trip the window grows by in a shared queue: with kBackoff's cut, as fast as TCP
 // Reno's one per round trip with its halving (RFC 8312's TCP-friendly alpha, 3(1-beta)/(1+beta)).
 constexpr double kWindowIncrease = 3 * (1 - kBackoff) / (1 + kBackoff);

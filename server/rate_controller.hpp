@@ -160,7 +160,7 @@ class RateController {
   bool others_queue_ = false;  // a standing queue that rounds below the rate did not drain
   bool window_mode_ = false;
   int queue_free_rounds_ = 0;  // rounds in a row that found no queue standing
-  double window_ = 0;  // octets in flight allowed, in the window mode
+  double window_ = 0;          // octets in flight allowed, in the window mode
   bool tail_probe_ = false;
   // Since the window mode began, the largest and smallest RTT of each of the last rounds: the queue's swing.
   std::array<Duration, 64> max_rtts_{};
