@@ -346,14 +346,16 @@ void RateController::check_silence(TimePoint now, Duration timeout) {
   ++silences_;
 }
 
+double RateController::delivered_share() const { return 1.0 - std::min(random_loss_, kMaxRandomLoss); }
+
 double RateController::pacing_rate() const {
   if (silent_) return config_.min_rate;
   double rate = config_.initial_rate;
   if (window_mode_) {
     const double rtt = std::max(1e-4, std::chrono::duration<double>(srtt_).count());
-    rate = kWindowPacingGain * window_ / rtt / (1.0 - std::min(random_loss_, kMaxRandomLoss));
+    rate = kWindowPacingGain * window_ / rtt / delivered_share();
   } else if (bw_ > 0) {
-    rate = gain() * bw_ / (1.0 - std::min(random_loss_, kMaxRandomLoss));
+    rate = gain() * bw_ / delivered_share();
   } else if (mode_ == Mode::startup && round_.max_bw > 0) {
     rate = kStartupGain * round_.max_bw;
   }
@@ -363,8 +365,7 @@ double RateController::pacing_rate() const {
 bool RateController::window_open() const {
   if (!window_mode_ || silent_ || tail_probe_) return true;
   // Packets above the largest acknowledged are in flight (or lost with it, which a later ACK settles).
-  return static_cast<double>(largest_sent_ - largest_acked_) * datagram_ <
-         window_ / (1.0 - std::min(random_loss_, kMaxRandomLoss));
+  return static_cast<double>(largest_sent_ - largest_acked_) * datagram_ < window_ / delivered_share();
 }
 void RateController::check_window(TimePoint now) {
   const auto quiet = std::max<Duration>(2 * srtt_, 2 * kMinRound);

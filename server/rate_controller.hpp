@@ -113,6 +113,8 @@ class RateController {
   Duration cut_window() const;
   void advance_mode(double round_bw, TimePoint now);
   double gain() const;
+  // The share of the packets sent that random loss lets through, as far as the rate makes up for it.
+  double delivered_share() const;
 
   RateControllerConfig config_;
   double datagram_;         // the mean size of the packets sent, octets
