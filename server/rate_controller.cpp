@@ -228,7 +228,7 @@ void RateController::update_window_mode(double rtt, double round_s, TimePoint no
   // iperf3 flow), one paced at window/RTT without the window's cap 65-89 %, with the cap 37-69 %
   // (bench/results/2026-11-27-fairness-window.md). The mode is left only after kQueueFreeRounds rounds in
   // a row found no queue: others that cut together drain it for a moment, and leaving then restarted the
-  // window from the rate (ncast 64-76 %, bench/results/2026-11-27-fairness-swing.md).
+  // window from the rate (ncast 59-76 %, bench/results/2026-11-27-fairness-swing.md).
   queue_free_rounds_ = queue_left(round_.min_rtt) ? 0 : queue_free_rounds_ + 1;
   if (queue_free_rounds_ >= kQueueFreeRounds) others_queue_ = false;
   if (others_queue_ && !window_mode_) {
