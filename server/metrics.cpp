@@ -45,6 +45,7 @@ ServerMetrics& ServerMetrics::operator+=(const ServerMetrics& o) {
   congestion_events += o.congestion_events;
   silences += o.silences;
   breaker_trips += o.breaker_trips;
+  window_entries += o.window_entries;
   session_rate += o.session_rate;
   session_rtt += o.session_rtt;
   return *this;
@@ -102,6 +103,9 @@ void congestion_control(std::ostringstream& o, const ServerMetrics& m) {
           static_cast<double>(m.silences));
   counter(o, "ncast_circuit_breaker_trips_total", "Paced sessions ended because their path did not carry the stream.",
           static_cast<double>(m.breaker_trips));
+  counter(o, "ncast_window_flow_entries_total",
+          "Times a download found a queue that others keep standing and became a window flow (ACK-clocked).",
+          static_cast<double>(m.window_entries));
   histogram(o, "ncast_session_rate_bits", "Sessions' delivery-rate estimates (bit/s), sampled once a second.",
             kRateBuckets, m.session_rate);
   histogram(o, "ncast_session_rtt_seconds", "Sessions' smoothed RTT estimates, sampled once a second.", kRttBuckets,

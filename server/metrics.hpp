@@ -63,8 +63,9 @@ struct ServerMetrics {
   std::array<std::uint64_t, kOverheadBuckets.size()> overhead_buckets{};  // cumulative: ≤ bound
   double overhead_sum = 0;
   // Congestion control (docs/streaming.md): controllers' congestion events, silences (no ACK within a
-  // timeout: probing), circuit-breaker trips, and the sessions' estimates.
-  std::uint64_t congestion_events = 0, silences = 0, breaker_trips = 0;
+  // timeout: probing), circuit-breaker trips, downloads that became window flows in a queue others keep
+  // standing, and the sessions' estimates.
+  std::uint64_t congestion_events = 0, silences = 0, breaker_trips = 0, window_entries = 0;
   Histogram<kRateBuckets.size()> session_rate;
   Histogram<kRttBuckets.size()> session_rtt;
 

@@ -249,6 +249,7 @@ void RateController::update_window_mode(double rtt, double round_s, TimePoint no
     window_ += kWindowIncrease * config_.datagram * round_s / rtt;
   } else if (others_queue_) {
     window_ = std::min(ceiling_, bw_) * rtt;
+    ++window_entries_;
   }
   window_mode_ = others_queue_;
 }

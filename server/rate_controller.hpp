@@ -59,6 +59,8 @@ class RateController {
   bool window_open() const;
   void check_window(TimePoint now);
   bool window_mode() const { return window_mode_; }
+  // Times the session found a queue others keep standing and became a window flow.
+  std::uint64_t window_entries() const { return window_entries_; }
   double window() const { return window_; }
   // The bottleneck's delivery rate as measured (octets per second reaching the peer), 0 before any.
   double delivery_rate() const { return bw_; }
@@ -162,7 +164,8 @@ class RateController {
   bool others_queue_ = false;  // a standing queue that rounds below the rate did not drain
   bool window_mode_ = false;
   int queue_free_rounds_ = 0;  // rounds in a row that found no queue standing
-  double window_ = 0;          // octets in flight allowed, in the window mode
+  std::uint64_t window_entries_ = 0;
+  double window_ = 0;  // octets in flight allowed, in the window mode
   bool tail_probe_ = false;
   // Since the window mode began, the largest and smallest RTT of each of the last rounds: the queue's swing.
   std::array<Duration, 64> max_rtts_{};

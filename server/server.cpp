@@ -149,9 +149,10 @@ void Server::on_protected(const proto::Prefix& prefix, std::span<std::uint8_t> d
   const std::uint32_t slot = it->second;
   Session& s = *slots_[slot].session;
   const bool elsewhere = s.peer() != from;
-  const std::uint64_t events = s.counters().congestion_events;
+  const std::uint64_t events = s.counters().congestion_events, entries = s.counters().window_entries;
   const auto in = s.receive(d, *header, now);
   metrics_.congestion_events += s.counters().congestion_events - events;
+  metrics_.window_entries += s.counters().window_entries - entries;
   // From another address only an authentic packet counts (the peer's address changed); anything else
   // from there is misdirected, or a spoofer's.
   if (in.drop) return metrics_.drops.count(elsewhere ? proto::DropReason::wrong_address : *in.drop);

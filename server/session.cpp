@@ -215,6 +215,7 @@ void Session::on_ack(const proto::AckBody& ack, TimePoint now) {
   cc_.on_ack(ack.largest, ack.received, microseconds(ack.ack_delay_us), now,
              {span, proto::acknowledged_of_last(ack, span)});
   counters_.congestion_events = cc_.congestion_events();
+  if (config_.download) counters_.window_entries = cc_.window_entries();  // a paced session's is unused
   largest_acked_ = std::max(largest_acked_, ack.largest);
   detect_spurious_losses(ack, now);
 

@@ -64,8 +64,9 @@ class SessionObserver {
 struct SessionCounters {
   std::uint64_t packets_sent = 0, bytes_sent = 0, coded_sent = 0, systematic_sent = 0, segments_sent = 0;
   std::uint64_t acks = 0, rounds = 0, timeouts = 0;
-  // The rate controller's congestion events, and silences (no ACK within a timeout: a blackhole?).
-  std::uint64_t congestion_events = 0, silences = 0;
+  // The rate controller's congestion events, silences (no ACK within a timeout: a blackhole?), and the
+  // times a download became a window flow in a queue others keep standing.
+  std::uint64_t congestion_events = 0, silences = 0, window_entries = 0;
 };
 
 class Session {

@@ -228,6 +228,7 @@ TEST(RateController, InAQueueOthersKeepItCutsOnlyNearTheTopOfTheSwing) {
   BottleneckSim sim(path, cc, t0, 13);
   PathConfig others = behind_others_queue(sim, cc, path);
   ASSERT_TRUE(cc.window_mode());
+  EXPECT_EQ(cc.window_entries(), 1u);
 
   // Standing 10 ms, swinging by ±1.5 ms every 200 ms, and for 8 ms once a second no queue at all.
   const auto events = cc.congestion_events();
@@ -245,6 +246,7 @@ TEST(RateController, InAQueueOthersKeepItCutsOnlyNearTheTopOfTheSwing) {
   std::printf("swinging 10 +- 1.5 ms: %.1f Mbit/s, %llu congestion events, %d samples out of the window mode\n",
               rate * 8e-6, static_cast<unsigned long long>(cc.congestion_events() - events), samples_out);
   EXPECT_EQ(samples_out, 0);
+  EXPECT_EQ(cc.window_entries(), 1u);
   EXPECT_GT(rate, 0.85 * path.rate);
 
   // A swing as TCP's sawtooth makes it, from 2 to 18 ms over 400 ms and back at once: a cut near each top.

@@ -137,7 +137,7 @@ case_fairness() {
   with_bed "$RATE" "$QUEUE" 0
   local SRC SRC_SHA
   big_source
-  ncast_server 7700 "$WORK/server.log" --host-memory-mb 64
+  ncast_server 7700 "$WORK/server.log" --host-memory-mb 64 --metrics "$SRV_IP:9100"
   reset_counters
   local t0 t1
   t0=$(date +%s.%N)
@@ -151,11 +151,13 @@ case_fairness() {
   share "iperf3 TCP" "$(peer_counter tcp0)" "$secs"
   tcp=$SHARE_TEXT tcp_pct=$SHARE_PCT tcp_mbps=$SHARE_MBPS
   index=$(jain "$ncast_mbps" "$tcp_mbps")
+  local entries
+  entries=$(server_metric "$SRV_IP:9100" ncast_window_flow_entries_total)
   wait "$PEER_PID"
   local result
   result=$(peer_result fairness)
   [ "$result" = ok ] && within "$index" 0.9 1 && within "$ncast_pct" 35 65 && within "$tcp_pct" 35 65 && status=PASS
-  verdict fairness "$status" "over $(printf '%.0f' "$secs") s: $ncast, $tcp; Jain's index $index (pass: >= 0.9, each 35-65 %); copy $result"
+  verdict fairness "$status" "over $(printf '%.0f' "$secs") s: $ncast, $tcp; Jain's index $index (pass: >= 0.9, each 35-65 %); the download became a window flow $entries times; copy $result"
   bed_down
 }
 
