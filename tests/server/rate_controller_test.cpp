@@ -164,56 +164,60 @@ TEST(RateController, StaysUnderItsCap) {
   EXPECT_GT(w.rate, 0.9 * 5e6 / 8);
 }
 
+// A session on 20 Mbit/s with a queue of 250 kB: alone for 2 s (a rate flow), then for 1 s behind a queue
+// that others keep standing at 10 ms (`others`).
+struct BehindOthersQueue {
+  explicit BehindOthersQueue(std::uint64_t seed) : sim(path, cc, t0, seed) {
+    sim.run(2s);
+    EXPECT_GT(cc.congestion_events(), 0u) << "startup overran the bottleneck: the mode needs a congestion seen";
+    EXPECT_FALSE(cc.window_mode());
+    others.standing = 10ms;
+    sim.set_path(others);
+    sim.run(1s);
+  }
+  static PathConfig alone() {
+    PathConfig p;
+    p.rate = 20e6 / 8;
+    p.queue = 250e3;
+    return p;
+  }
+  RateController::TimePoint t0 = RateController::Clock::now();
+  RateController cc{config(), t0};
+  PathConfig path = alone();
+  BottleneckSim sim;
+  PathConfig others = alone();
+};
+
 // A queue that other flows keep standing (TCP's, in the bed's fairness case) does not drain in the rounds
 // below the rate: the controller becomes a window flow there, ACK-clocked as TCP is. When the others'
 // queue goes, the session alone gets the link again (its window may keep a queue of its own, as TCP's does:
 // it leaves the mode only once four rounds in a row find none).
-// 20 Mbit/s with a queue of 250 kB: alone for 2 s (a rate flow), then for 1 s behind a queue that others
-// keep standing at 10 ms. Returns that path.
-PathConfig behind_others_queue(BottleneckSim& sim, const RateController& cc, PathConfig& path) {
-  path.rate = 20e6 / 8;
-  path.queue = 250e3;
-  sim.set_path(path);
-  sim.run(2s);
-  EXPECT_GT(cc.congestion_events(), 0u) << "startup overran the bottleneck: the mode needs a congestion seen";
-  EXPECT_FALSE(cc.window_mode());
-  PathConfig others = path;
-  others.standing = 10ms;
-  sim.set_path(others);
-  sim.run(1s);
-  return others;
-}
-
 TEST(RateController, InAQueueOthersKeepStandingItIsAckClocked) {
-  const auto t0 = RateController::Clock::now();
-  RateController cc(config(), t0);
-  PathConfig path;
-  BottleneckSim sim(path, cc, t0, 11);
-  PathConfig others = behind_others_queue(sim, cc, path);
-  ASSERT_TRUE(cc.window_mode());
-  const double window = cc.window();
+  BehindOthersQueue q(11);
+  ASSERT_TRUE(q.cc.window_mode());
+  const double window = q.cc.window();
   EXPECT_GT(window, 0);
 
   // The ACKs stop: a window flow sends its window and then one tail probe per quiet spell (two RTTs,
   // 20 ms at least), where a rate would go on for the 100 ms at its rate.
-  others.acks_lost = true;
-  sim.set_path(others);
-  const auto sent = sim.totals().sent;
-  sim.run(100ms);
-  const auto during = sim.totals().sent - sent;
+  q.others.acks_lost = true;
+  q.sim.set_path(q.others);
+  const auto sent = q.sim.totals().sent;
+  q.sim.run(100ms);
+  const auto during = q.sim.totals().sent - sent;
   EXPECT_LE(static_cast<double>(during), (window + 16 * BottleneckSim::kDatagram) / BottleneckSim::kDatagram + 6)
       << "window " << window / BottleneckSim::kDatagram << " datagrams";
   EXPECT_GE(during, 1u);
-  EXPECT_LT(static_cast<double>(during), 0.5 * 0.1 * cc.pacing_rate() / BottleneckSim::kDatagram);
-  others.acks_lost = false;
-  sim.set_path(others);
-  const Window shared = measure(sim, cc, 1s);
-  EXPECT_GT(shared.rate, 0.5 * path.rate) << "alone behind the standing queue, the window grows back";
+  EXPECT_LT(static_cast<double>(during), 0.5 * 0.1 * q.cc.pacing_rate() / BottleneckSim::kDatagram);
+  q.others.acks_lost = false;
+  q.sim.set_path(q.others);
+  const Window shared = measure(q.sim, q.cc, 1s);
+  EXPECT_GT(shared.rate, 0.5 * q.path.rate) << "alone behind the standing queue, the window grows back";
 
-  sim.set_path(path);
-  sim.run(1s);
-  const Window alone = measure(sim, cc, 2s);
-  EXPECT_GT(alone.rate, 0.85 * path.rate);
+  q.sim.set_path(q.path);
+  q.sim.run(1s);
+  const Window alone = measure(q.sim, q.cc, 2s);
+  EXPECT_GT(alone.rate, 0.85 * q.path.rate);
 }
 
 // Others' queue is not steady: it swings as their windows grow and are cut, and it may drain for a moment
@@ -222,41 +226,37 @@ TEST(RateController, InAQueueOthersKeepStandingItIsAckClocked) {
 // path: a queue others keep standing that varies by a millisecond or two is not a full one. A moment
 // without a queue does not end the mode either (it would restart the window from the rate).
 TEST(RateController, InAQueueOthersKeepItCutsOnlyNearTheTopOfTheSwing) {
-  const auto t0 = RateController::Clock::now();
-  RateController cc(config(), t0);
-  PathConfig path;
-  BottleneckSim sim(path, cc, t0, 13);
-  PathConfig others = behind_others_queue(sim, cc, path);
-  ASSERT_TRUE(cc.window_mode());
-  EXPECT_EQ(cc.window_entries(), 1u);
+  BehindOthersQueue q(13);
+  ASSERT_TRUE(q.cc.window_mode());
+  EXPECT_EQ(q.cc.window_entries(), 1u);
 
   // Standing 10 ms, swinging by ±1.5 ms every 200 ms, and for 8 ms once a second no queue at all.
-  const auto events = cc.congestion_events();
-  const auto delivered = sim.totals().delivered;
+  const auto events = q.cc.congestion_events();
+  const auto delivered = q.sim.totals().delivered;
   int samples_out = 0;
   for (int ms = 0; ms < 3000; ms += 4) {
     const int phase = ms % 200;
-    others.standing = std::chrono::microseconds(8500 + 30 * (phase < 100 ? phase : 200 - phase));
-    if (ms % 1000 >= 500 && ms % 1000 < 508) others.standing = 0ms;
-    sim.set_path(others);
-    sim.run(4ms);
-    samples_out += cc.window_mode() ? 0 : 1;
+    q.others.standing = std::chrono::microseconds(8500 + 30 * (phase < 100 ? phase : 200 - phase));
+    if (ms % 1000 >= 500 && ms % 1000 < 508) q.others.standing = 0ms;
+    q.sim.set_path(q.others);
+    q.sim.run(4ms);
+    samples_out += q.cc.window_mode() ? 0 : 1;
   }
-  const double rate = static_cast<double>(sim.totals().delivered - delivered) * BottleneckSim::kDatagram / 3.0;
+  const double rate = static_cast<double>(q.sim.totals().delivered - delivered) * BottleneckSim::kDatagram / 3.0;
   std::printf("swinging 10 +- 1.5 ms: %.1f Mbit/s, %llu congestion events, %d samples out of the window mode\n",
-              rate * 8e-6, static_cast<unsigned long long>(cc.congestion_events() - events), samples_out);
+              rate * 8e-6, static_cast<unsigned long long>(q.cc.congestion_events() - events), samples_out);
   EXPECT_EQ(samples_out, 0);
-  EXPECT_EQ(cc.window_entries(), 1u);
-  EXPECT_GT(rate, 0.85 * path.rate);
+  EXPECT_EQ(q.cc.window_entries(), 1u);
+  EXPECT_GT(rate, 0.85 * q.path.rate);
 
   // A swing as TCP's sawtooth makes it, from 2 to 18 ms over 400 ms and back at once: a cut near each top.
-  const auto before = cc.congestion_events();
+  const auto before = q.cc.congestion_events();
   for (int ms = 0; ms < 4000; ms += 4) {
-    others.standing = std::chrono::microseconds(2000 + 40 * (ms % 400));
-    sim.set_path(others);
-    sim.run(4ms);
+    q.others.standing = std::chrono::microseconds(2000 + 40 * (ms % 400));
+    q.sim.set_path(q.others);
+    q.sim.run(4ms);
   }
-  const auto cuts = cc.congestion_events() - before;
+  const auto cuts = q.cc.congestion_events() - before;
   std::printf("swinging 2-18 ms: %llu congestion events in 10 swings\n", static_cast<unsigned long long>(cuts));
   EXPECT_GE(cuts, 8u);
   EXPECT_LE(cuts, 40u);
