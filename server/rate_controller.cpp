@@ -210,7 +210,7 @@ void RateController::end_round(TimePoint now) {
   bw_ = *std::max_element(bw_rounds_.begin(), bw_rounds_.end());
   if (ceiling_ > 0) {
     // Additive increase of the ceiling, as TCP's window grows by a datagram per RTT.
-    const double rtt = std::max(1e-4, std::chrono::duration<double>(srtt_).count());
+    const double rtt = srtt_seconds();
     const double round_s = std::chrono::duration<double>(now - round_.started).count();
     ceiling_ += config_.datagram * round_s / (rtt * rtt);
     bw_ = std::min(bw_, ceiling_);
@@ -347,14 +347,17 @@ void RateController::check_silence(TimePoint now, Duration timeout) {
   ++silences_;
 }
 
+// Never below 100 µs: at loopback's RTT of microseconds the ceiling's increase per RTT² and a window's
+// rate would know no bound.
+double RateController::srtt_seconds() const { return std::max(1e-4, std::chrono::duration<double>(srtt_).count()); }
+
 double RateController::delivered_share() const { return 1.0 - std::min(random_loss_, kMaxRandomLoss); }
 
 double RateController::pacing_rate() const {
   if (silent_) return config_.min_rate;
   double rate = config_.initial_rate;
   if (window_mode_) {
-    const double rtt = std::max(1e-4, std::chrono::duration<double>(srtt_).count());
-    rate = kWindowPacingGain * window_ / rtt / delivered_share();
+    rate = kWindowPacingGain * window_ / srtt_seconds() / delivered_share();
   } else if (bw_ > 0) {
     rate = gain() * bw_ / delivered_share();
   } else if (mode_ == Mode::startup && round_.max_bw > 0) {

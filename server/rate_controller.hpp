@@ -117,6 +117,7 @@ class RateController {
   double gain() const;
   // The share of the packets sent that random loss lets through, as far as the rate makes up for it.
   double delivered_share() const;
+  double srtt_seconds() const;
 
   RateControllerConfig config_;
   double datagram_;         // the mean size of the packets sent, octets
