@@ -58,8 +58,19 @@ class CircuitBreaker {
   // Bad intervals since the path last carried the stream on average.
   int bad_in_row() const { return bad_; }
   bool tripped() const { return tripped_; }
-  // Octets per second the path carried at the pacing rate over the bad intervals, and what the media needs.
-  double measured() const { return bad_ > 0 ? bad_carried_ / bad_seconds_ : 0; }
+  // Ends the session now: its path, shared with older sessions, carries only `carried` octets per second
+  // of each stream (beyond_shared_path).
+  void trip(double carried) {
+    tripped_ = true;
+    shared_carried_ = carried;
+  }
+  bool judged() const { return judged_ > 0; }
+  // Octets per second the path carried at the pacing rate over the bad intervals (or, ended with the
+  // sessions it shares its path with, for each of them), and what the media needs.
+  double measured() const {
+    if (shared_carried_ >= 0) return shared_carried_;
+    return bad_ > 0 ? bad_carried_ / bad_seconds_ : 0;
+  }
   double needed() const { return config_.media_rate; }
   std::uint64_t bad_intervals() const { return bad_total_; }
 
@@ -76,6 +87,7 @@ class CircuitBreaker {
   bool carried_ = false;  // the last judged interval carried what it needed to
   bool tripped_ = false;
   double bad_carried_ = 0, bad_seconds_ = 0;
+  double shared_carried_ = -1;  // set when ended with its shared path's sessions
   std::uint64_t bad_total_ = 0;
   std::uint64_t judged_ = 0, last_bad_ = 0;  // judged intervals so far, and their count at the last bad one
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "server/shared_path.hpp"
 #include "server/source_limits.hpp"
 
 namespace ncast::server {
@@ -14,6 +15,10 @@ namespace {
 constexpr std::size_t kPacketsPerTurn = 16;   // a session's packets before the next session's turn
 constexpr std::size_t kPacketsPerRun = 4096;  // packets per scheduler run before input is read again
 constexpr auto kHousekeeping = 100ms;
+// How often, and so over how long a window, what paced sessions get through their shared paths is
+// measured: half a second is 40 datagrams of a 768 kbit/s stream, and ends the overloading sessions of
+// a path within half a second of most of its sessions' breakers finding it short.
+constexpr auto kSharedPathWindow = 500ms;
 // Input is left to the pacing timer while it is due within this: the longest a datagram waits unread.
 constexpr auto kParkHorizon = 2ms;
 // A pacing grid this coarse or coarser ticks periodically while wake-ups are near; a finer one is
@@ -136,7 +141,10 @@ void Server::add_session(std::unique_ptr<Session> session, TimePoint now) {
   }
   by_id_[session->id()] = slot;
   by_join_[{session->peer(), session->nonce()}] = slot;
-  slots_[slot].session = std::move(session);
+  Entry& e = slots_[slot];
+  e.session = std::move(session);
+  e.added = now;
+  e.path_sampled = {};
   schedule(slot, now);
 }
 
@@ -145,7 +153,10 @@ void Server::on_protected(const proto::Prefix& prefix, std::span<std::uint8_t> d
   auto header = proto::parse_header(prefix, d);
   if (!header) return metrics_.drops.count(header.error());
   auto it = by_id_.find(header->session);
-  if (it == by_id_.end()) return metrics_.drops.count(proto::DropReason::unknown_session);
+  if (it == by_id_.end()) {
+    if (const auto bye = closing_.answer(header->session, from, now); !bye.empty()) send_again(bye, from);
+    return metrics_.drops.count(proto::DropReason::unknown_session);
+  }
   const std::uint32_t slot = it->second;
   Session& s = *slots_[slot].session;
   const bool elsewhere = s.peer() != from;
@@ -161,6 +172,13 @@ void Server::on_protected(const proto::Prefix& prefix, std::span<std::uint8_t> d
   if (s.peer() != from) probe_path(s, from, d.size(), now);
   // The ACK may open a round or change the rate: the session is looked at on the next tick.
   schedule(slot, now);
+}
+
+void Server::send_again(std::span<const std::uint8_t> datagram, const net::Address& to) {
+  if (socket_.full() && !socket_.flush()) return;
+  std::copy(datagram.begin(), datagram.end(), socket_.slot().begin());
+  socket_.commit(datagram.size(), to);
+  ++metrics_.bye_packets;
 }
 
 void Server::probe_path(Session& s, const net::Address& to, std::size_t received, TimePoint now) {
@@ -336,10 +354,47 @@ std::size_t Server::send_next(Session& s, TimePoint now) {
   return len;
 }
 
+void Server::shed_shared_paths(TimePoint now) {
+  std::unordered_map<net::Address, std::vector<PathMember>, net::AddressHash> paths;
+  for (std::uint32_t slot = 0; slot < slots_.size(); ++slot) {
+    Entry& e = slots_[slot];
+    if (!e.session || !e.session->paced()) continue;
+    const Session& s = *e.session;
+    const CircuitBreaker::Totals totals = s.path_totals();
+    // As the breaker measures it: the share of the window's acknowledged packets that arrived, at the
+    // rate the session sent or asked to send.
+    double carried = 0;
+    if (e.path_sampled != TimePoint{}) {
+      const double seconds = std::chrono::duration<double>(now - e.path_sampled).count();
+      const double acked = totals.acked - e.path_sample.acked;
+      const double ratio = acked > 0 ? std::min(1.0, (totals.delivered - e.path_sample.delivered) / acked) : 0.0;
+      carried = ratio * std::max((totals.sent - e.path_sample.sent) / seconds, s.rate());
+    }
+    e.path_sample = totals;
+    e.path_sampled = now;
+    net::Address host = s.peer();
+    host.port = 0;
+    paths[host].push_back(
+        {slot, e.added, s.breaker().judged(), s.breaker().congested(), carried, s.breaker().needed()});
+  }
+  for (auto& [host, members] : paths) {
+    double carried = 0;
+    for (const PathMember& m : members) carried += m.carried;
+    const double each = carried / static_cast<double>(members.size());
+    for (const std::uint32_t slot : beyond_shared_path(std::move(members)))
+      slots_[slot].session->end_on_shared_path(each);
+  }
+}
+
 void Server::housekeeping(TimePoint now) {
   bool closed = false;
   const bool sample = now - sampled_at_ >= 1s;
   if (sample) sampled_at_ = now;
+  closing_.expire(now);
+  if (now - shared_paths_at_ >= kSharedPathWindow) {
+    shared_paths_at_ = now;
+    shed_shared_paths(now);
+  }
   for (std::uint32_t slot = 0; slot < slots_.size(); ++slot) {
     const Session* s = slots_[slot].session.get();
     if (!s) continue;
@@ -373,16 +428,22 @@ void Server::close(std::uint32_t slot, CloseReason reason, bool say_bye) {
   // A path too slow is a lossy one, and a peer that misses this BYE would only join again: it goes
   // out three times (each its own packet number; the first to arrive ends the session).
   const int byes = !say_bye ? 0 : reason == CloseReason::path_too_slow ? 3 : 1;
+  const auto why = reason == CloseReason::idle            ? proto::ByeReason::idle_timeout
+                   : reason == CloseReason::path_too_slow ? proto::ByeReason::path_too_slow
+                                                          : proto::ByeReason::shutdown;
   for (int i = 0; i < byes; ++i) {
     if (socket_.full()) socket_.flush();
     if (socket_.full()) break;
-    const auto r = reason == CloseReason::idle            ? proto::ByeReason::idle_timeout
-                   : reason == CloseReason::path_too_slow ? proto::ByeReason::path_too_slow
-                                                          : proto::ByeReason::shutdown;
-    if (const std::size_t len = s.bye(socket_.slot(), r)) {
+    if (const std::size_t len = s.bye(socket_.slot(), why)) {
       socket_.commit(len, s.peer());
       ++metrics_.bye_packets;
     }
+  }
+  if (byes > 0) {
+    // One more, kept to answer the peer with should all of these be lost.
+    std::vector<std::uint8_t> again(config_.max_datagram);
+    again.resize(s.bye(again, why));
+    if (!again.empty()) closing_.add(s.id(), s.peer(), again, Clock::now());
   }
   ++metrics_.sessions_closed[static_cast<std::size_t>(reason)];
   metrics_.silences += s.counters().silences;

@@ -22,6 +22,7 @@
 #include "net/udp_socket.hpp"
 #include "protocol/crypto.hpp"
 #include "server/admission.hpp"
+#include "server/closing_sessions.hpp"
 #include "server/metrics.hpp"
 #include "server/pacing_ticker.hpp"
 #include "server/server_config.hpp"
@@ -70,6 +71,10 @@ class Server final : private SessionObserver, private OpenSessions {
     std::unique_ptr<Session> session;  // null: a free slot
     std::uint64_t generation = 0;      // of its latest wake-up; older ones in the heap are stale
     TimePoint due = TimePoint::max();  // that wake-up's time; max() when none is pending
+    TimePoint added{};                 // when the session opened
+    // A paced session's totals at the last look at shared paths, and when (the epoch: none yet).
+    CircuitBreaker::Totals path_sample;
+    TimePoint path_sampled{};
   };
 
   void segment_completed(std::size_t sent, std::size_t n_s) override { metrics_.segment_completed(sent, n_s); }
@@ -116,9 +121,14 @@ class Server final : private SessionObserver, private OpenSessions {
   std::size_t send_next(Session& s, TimePoint now);
   void wait_writable();
   void housekeeping(TimePoint now);
+  // Ends the newest paced sessions of each peer address whose path carries fewer streams than it has
+  // (beyond_shared_path), from what each got through since the last look.
+  void shed_shared_paths(TimePoint now);
   void close(std::uint32_t slot, CloseReason reason, bool say_bye);
   // An authentic packet of the session came from `to`, not its address: probe it (Session::probe_path).
   void probe_path(Session& s, const net::Address& to, std::size_t received, TimePoint now);
+  // Sends a datagram kept from before (a closing session's BYE) as it is.
+  void send_again(std::span<const std::uint8_t> datagram, const net::Address& to);
   // The peer receives at `to` (its probe was acknowledged): the session moves there.
   void migrate(std::uint32_t slot, const net::Address& to, TimePoint now);
 
@@ -139,8 +149,10 @@ class Server final : private SessionObserver, private OpenSessions {
   ServerMetrics metrics_;
   std::map<const SymbolSource*, StreamTotals> closed_totals_;  // what closed sessions sent, per stream
   std::chrono::steady_clock::time_point started_;
-  TimePoint sampled_at_{};  // when the sessions' estimates last went into the histograms
+  TimePoint sampled_at_{};       // when the sessions' estimates last went into the histograms
+  TimePoint shared_paths_at_{};  // the last look at shared paths
   Admission admission_;
+  ClosingSessions closing_;
 };
 
 }  // namespace ncast::server

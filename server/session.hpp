@@ -156,6 +156,13 @@ class Session {
   // A paced session whose path has carried too little of its stream for too long (circuit breaker):
   // the server ends it with BYE path_too_slow.
   bool path_too_slow() const { return breaker_.tripped(); }
+  // A paced session under way, judged by its circuit breaker; its totals as the breaker takes them.
+  bool paced() const { return !config_.download && confirmed_ && breaker_.needed() > 0; }
+  CircuitBreaker::Totals path_totals() const;
+  const CircuitBreaker& breaker() const { return breaker_; }
+  // Its path, shared with older sessions, carries only `carried` octets per second of each stream: the
+  // session ends as its breaker would.
+  void end_on_shared_path(double carried) { breaker_.trip(carried); }
   const SessionCounters& counters() const { return counters_; }
 
  private:

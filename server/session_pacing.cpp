@@ -68,11 +68,7 @@ void Session::refill(TimePoint now) {
   cc_.check_window(now);
   counters_.silences = cc_.silences();
   if (!config_.download && confirmed_) {
-    // The packets the ACKs covered (numbers up to the largest) and those of them the peer received.
-    const auto judged = breaker_.update(now,
-                                        {static_cast<double>(counters_.bytes_sent), static_cast<double>(largest_acked_),
-                                         static_cast<double>(cc_.delivered())},
-                                        rate());
+    const auto judged = breaker_.update(now, path_totals(), rate());
     // Loss beyond what the session may make up for is not a path that carries the stream, however calm:
     // a session that joined a queue already full measured 0.56-0.69 from its first second.
     if (judged && breaker_.carried_calmly() && loss_ <= kMaxMadeUp && !queue_grown() && cc_.has_rtt()) {
@@ -82,6 +78,12 @@ void Session::refill(TimePoint now) {
   }
   pacing_.set_limits(rate(), bucket_size());
   pacing_.refill(now);
+}
+
+CircuitBreaker::Totals Session::path_totals() const {
+  // Octets sent; the packets the ACKs covered (numbers up to the largest) and those of them received.
+  return {static_cast<double>(counters_.bytes_sent), static_cast<double>(largest_acked_),
+          static_cast<double>(cc_.delivered())};
 }
 
 bool Session::one_at_a_time() const {
