@@ -381,8 +381,10 @@ void Server::shed_shared_paths(TimePoint now) {
     double carried = 0;
     for (const PathMember& m : members) carried += m.carried;
     const double each = carried / static_cast<double>(members.size());
-    for (const std::uint32_t slot : beyond_shared_path(std::move(members)))
-      slots_[slot].session->end_on_shared_path(each);
+    const std::vector<std::uint32_t> beyond = beyond_shared_path(members);
+    if (beyond.empty()) continue;
+    for (const PathMember& m : members) slots_[m.slot].session->kept_on_shared_path();
+    for (const std::uint32_t slot : beyond) slots_[slot].session->end_on_shared_path(each);
   }
 }
 

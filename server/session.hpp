@@ -163,6 +163,8 @@ class Session {
   // Its path, shared with older sessions, carries only `carried` octets per second of each stream: the
   // session ends as its breaker would.
   void end_on_shared_path(double carried) { breaker_.trip(carried); }
+  // Newer sessions on its path were ended instead (CircuitBreaker::restart).
+  void kept_on_shared_path() { breaker_.restart(); }
   const SessionCounters& counters() const { return counters_; }
 
  private:

@@ -2,12 +2,13 @@
 // Paced sessions that share a path and cannot all be carried by it, ended together: RFC 8699's coupled
 // congestion control, for flows that cannot slow down. The paced sessions of one peer address share at
 // least the path to it (a host, or the NAT in front of a network's viewers). When most of those judged
-// are short at once, the path is full, not lossy: random loss is made up for and leaves each session
-// carrying its stream. Each session's own breaker would then end a share of them at random, a second or
-// two later, and end too many or too few while the survivors' players stall. Instead, what the group's
-// sessions got through together says how many streams the path carries: the oldest that many keep
-// theirs (their players have buffered longest), and the newer ones, which overloaded it, end at once
-// with the breaker's BYE.
+// are short at once and the last window carried less than nine tenths of what they need, the path is
+// full, not lossy: random loss is made up for and leaves each session carrying its stream. Each
+// session's own breaker would then end a share of them at random, a second or two later, and end too
+// many or too few while the survivors' players stall. Instead, what the path carried for all of them
+// says how many streams it takes: the oldest keep theirs (their players have buffered longest) within
+// four fifths of it, a fifth left to the elastic flows beside them, and the newer ones, which overloaded
+// it, end at once with the breaker's BYE.
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -24,7 +25,8 @@ struct PathMember {
 };
 
 // The slots of the members the path cannot carry beside older ones: none unless at least two members,
-// and most of those judged, are short; never the oldest (alone, its own breaker judges it).
+// and most of those judged, are short and the window carried less than 0.9 of what all need; never the
+// oldest (alone, its own breaker judges it).
 std::vector<std::uint32_t> beyond_shared_path(std::vector<PathMember> members);
 
 }  // namespace ncast::server

@@ -181,5 +181,21 @@ TEST(CircuitBreaker, SessionsOfAnOverloadedPathLeaveAboutAsManyAsItCannotCarry) 
   EXPECT_LE(open, 44u);
 }
 
+TEST(CircuitBreaker, ASessionKeptOnItsSharedPathIsJudgedAfreshButItsAverageStays) {
+  Feed f(7, TimePoint{});
+  f.second(100e3, 30e3);  // a bad second: it backs off, and would draw its end at the next
+  ASSERT_EQ(f.breaker.bad_in_row(), 1);
+  f.breaker.restart();  // newer sessions on its path were ended instead
+  EXPECT_FALSE(f.breaker.congested());
+  EXPECT_EQ(f.breaker.bad_in_row(), 0);
+  // With headroom again it makes up its player's deficit: a second that carries the stream is good.
+  EXPECT_TRUE(f.second(108e3, 105e3));
+  EXPECT_EQ(f.breaker.bad_in_row(), 0);
+  // A path still short is found so at once: the average did not start over.
+  f.second(108e3, 80e3);
+  EXPECT_EQ(f.breaker.bad_in_row(), 1);
+  EXPECT_FALSE(f.breaker.tripped());
+}
+
 }  // namespace
 }  // namespace ncast::server

@@ -28,7 +28,7 @@ TEST(ClosingSessions, OnlyToTheSessionsPeerAndOnlyForAWhile) {
   ClosingSessions closing;
   const TimePoint t0{};
   closing.add(7, kPeer, kBye, t0);
-  EXPECT_TRUE(closing.answer(8, kPeer, t0 + 100ms).empty());                                   // another id
+  EXPECT_TRUE(closing.answer(8, kPeer, t0 + 100ms).empty());                                 // another id
   EXPECT_TRUE(closing.answer(7, net::Address::parse("10.0.0.3:5000"), t0 + 100ms).empty());  // elsewhere
   EXPECT_TRUE(closing.answer(7, kPeer, t0 + ClosingSessions::kLinger).empty());
   closing.expire(t0 + ClosingSessions::kLinger - 1ms);
