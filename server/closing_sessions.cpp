@@ -1,7 +1,5 @@
 #include "server/closing_sessions.hpp"
 
-#include <iterator>
-
 namespace ncast::server {
 
 void ClosingSessions::add(std::uint64_t id, const net::Address& peer, std::span<const std::uint8_t> bye,
