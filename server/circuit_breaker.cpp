@@ -37,21 +37,27 @@ double draw(std::uint64_t seed, std::uint64_t n) {
 
 }  // namespace
 
-std::optional<bool> CircuitBreaker::update(TimePoint now, const Totals& totals, double rate) {
-  const double seconds = std::chrono::duration<double>(now - started_).count();
-  if (config_.media_rate <= 0 || tripped_ || seconds < std::chrono::duration<double>(config_.interval).count())
-    return std::nullopt;
-  const double sent_rate = (totals.sent - at_start_.sent) / seconds;
+CircuitBreaker::Carried CircuitBreaker::between(const Totals& from, const Totals& to, double seconds, double rate) {
+  Carried c;
+  c.sent_rate = (to.sent - from.sent) / seconds;
   // The path's delivery ratio, from the packets the interval's ACKs covered: what arrived of what was
   // sent, whenever it was sent and whenever the ACKs were read. Octets received per second blamed the
   // path for a server that read its ACKs late: 500 realtime peers at 30 % random loss on a server
   // short of CPU had intervals that received 0.45-0.6 of what they sent where the path carried 0.7.
-  const double acked = totals.acked - at_start_.acked;
-  const double ratio = acked > 0 ? std::min(1.0, (totals.delivered - at_start_.delivered) / acked) : 0.0;
+  c.acked = to.acked - from.acked;
+  const double ratio = c.acked > 0 ? std::min(1.0, (to.delivered - from.delivered) / c.acked) : 0.0;
   // What the peer receives at the session's pacing rate: a session whose loss estimate still lags the
   // truth, or whose server's thread came late, is not blamed for what it did not send (10,000 realtime
   // peers at 30 % random loss on a GPU host: 758-795 ended, judged on what arrived alone).
-  const double carried = ratio * std::max(sent_rate, rate);
+  c.carried = ratio * std::max(c.sent_rate, rate);
+  return c;
+}
+
+std::optional<bool> CircuitBreaker::update(TimePoint now, const Totals& totals, double rate) {
+  const double seconds = std::chrono::duration<double>(now - started_).count();
+  if (config_.media_rate <= 0 || tripped_ || seconds < std::chrono::duration<double>(config_.interval).count())
+    return std::nullopt;
+  const auto [sent_rate, acked, carried] = between(at_start_, totals, seconds, rate);
   // An interval without an ACK tells nothing of the path's rate: a silent path is the silence timer's
   // (the session probes) and the idle timeout's.
   const bool judged = sent_rate >= kSentEnough * config_.media_rate && acked > 0;

@@ -44,6 +44,12 @@ class CircuitBreaker {
   struct Totals {
     double sent = 0, acked = 0, delivered = 0;
   };
+  // Between two totals `seconds` apart, sending at `rate` octets per second: what was sent per second,
+  // the packets the ACKs covered, and octets per second the path carried at that rate.
+  struct Carried {
+    double sent_rate = 0, acked = 0, carried = 0;
+  };
+  static Carried between(const Totals& from, const Totals& to, double seconds, double rate);
   // When an interval in which the session was judged ended now: whether the path carried the stream.
   // `rate`: octets per second the session's pacing asks for now.
   std::optional<bool> update(TimePoint now, const Totals& totals, double rate);

@@ -361,15 +361,13 @@ void Server::shed_shared_paths(TimePoint now) {
     if (!e.session || !e.session->paced()) continue;
     const Session& s = *e.session;
     const CircuitBreaker::Totals totals = s.path_totals();
-    // As the breaker measures it: the share of the window's acknowledged packets that arrived, at the
-    // rate the session sent or asked to send.
-    double carried = 0;
-    if (e.path_sampled != TimePoint{}) {
-      const double seconds = std::chrono::duration<double>(now - e.path_sampled).count();
-      const double acked = totals.acked - e.path_sample.acked;
-      const double ratio = acked > 0 ? std::min(1.0, (totals.delivered - e.path_sample.delivered) / acked) : 0.0;
-      carried = ratio * std::max((totals.sent - e.path_sample.sent) / seconds, s.rate());
-    }
+    // As the breaker measures it, over the window since the last look.
+    const double carried =
+        e.path_sampled == TimePoint{}
+            ? 0.0
+            : CircuitBreaker::between(e.path_sample, totals,
+                                      std::chrono::duration<double>(now - e.path_sampled).count(), s.rate())
+                  .carried;
     e.path_sample = totals;
     e.path_sampled = now;
     net::Address host = s.peer();
@@ -378,11 +376,11 @@ void Server::shed_shared_paths(TimePoint now) {
         {slot, e.added, s.breaker().judged(), s.breaker().congested(), carried, s.breaker().needed()});
   }
   for (auto& [host, members] : paths) {
+    const std::vector<std::uint32_t> beyond = beyond_shared_path(members);
+    if (beyond.empty()) continue;
     double carried = 0;
     for (const PathMember& m : members) carried += m.carried;
     const double each = carried / static_cast<double>(members.size());
-    const std::vector<std::uint32_t> beyond = beyond_shared_path(members);
-    if (beyond.empty()) continue;
     for (const PathMember& m : members) slots_[m.slot].session->kept_on_shared_path();
     for (const std::uint32_t slot : beyond) slots_[slot].session->end_on_shared_path(each);
   }
