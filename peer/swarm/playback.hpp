@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 namespace ncast::swarm {
 
@@ -24,12 +25,20 @@ class Playback {
   std::uint64_t segments() const { return segments_; }
   std::uint64_t late() const { return late_; }
   double stall_seconds() const { return stall_s_; }
+  // When the first late segment was written: where in a run the player first stalled.
+  std::optional<Clock::time_point> first_late_at() const { return first_late_at_; }
+  // The least time a segment after the first was written before it was due (negative: the longest a
+  // late one kept the player waiting); how close a player that never stalled came to it. None before
+  // the second segment.
+  std::optional<double> least_slack_s() const { return least_slack_s_; }
 
  private:
   double bitrate_;
   std::chrono::duration<double> startup_;
   std::uint64_t segments_ = 0, late_ = 0;
   double stall_s_ = 0;
+  std::optional<Clock::time_point> first_late_at_;
+  std::optional<double> least_slack_s_;
   Clock::time_point due_{};  // when the next segment must be there
 };
 

@@ -248,6 +248,10 @@ nlohmann::json SimPeer::report() const {
   j["late_segments"] = playback_ ? playback_->late() : 0;
   j["stalls"] = playback_ ? playback_->late() : 0;
   j["stall_s"] = playback_ ? playback_->stall_seconds() : 0.0;
+  const auto first_late = playback_ ? playback_->first_late_at() : std::nullopt;
+  j["first_late_s"] = first_late ? nlohmann::json(seconds(*first_late - started_)) : nlohmann::json(nullptr);
+  const auto slack = playback_ ? playback_->least_slack_s() : std::nullopt;
+  j["least_slack_s"] = slack ? nlohmann::json(*slack) : nlohmann::json(nullptr);
   std::uint64_t bad = 0, rejoins = 0;
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const auto& c = links_[i].counters();

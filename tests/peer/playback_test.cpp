@@ -20,6 +20,9 @@ TEST(Playback, OnTimeSegmentsAreNotLate) {
   EXPECT_EQ(p.segments(), 10u);
   EXPECT_EQ(p.late(), 0u);
   EXPECT_EQ(p.stall_seconds(), 0.0);
+  EXPECT_FALSE(p.first_late_at());
+  ASSERT_TRUE(p.least_slack_s());
+  EXPECT_NEAR(*p.least_slack_s(), 0.1, 1e-6);
 }
 
 TEST(Playback, ALateSegmentStallsOnceAndShiftsTheRest) {
@@ -32,6 +35,9 @@ TEST(Playback, ALateSegmentStallsOnceAndShiftsTheRest) {
   p.segment_written(1000, t0 + 4200ms);  // due at 3.5 + 0.5 = 4: late by 0.2
   EXPECT_EQ(p.late(), 2u);
   EXPECT_NEAR(p.stall_seconds(), 0.7, 1e-6);
+  EXPECT_EQ(p.first_late_at(), t0 + 1500ms);
+  ASSERT_TRUE(p.least_slack_s());
+  EXPECT_NEAR(*p.least_slack_s(), -0.5, 1e-6);
 }
 
 TEST(Playback, ALiveSegmentMadeAfterItWasDueIsLateOnlyFromWhenItWasMade) {
@@ -50,6 +56,7 @@ TEST(Playback, UnknownBitrateIsNeverLate) {
   for (int i = 0; i < 5; ++i) p.segment_written(1000, t0 + std::chrono::seconds(10 * i));
   EXPECT_EQ(p.late(), 0u);
   EXPECT_EQ(p.segments(), 5u);
+  EXPECT_FALSE(p.least_slack_s());
 }
 
 }  // namespace
