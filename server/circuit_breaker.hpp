@@ -70,7 +70,7 @@ class CircuitBreaker {
     tripped_ = true;
     shared_carried_ = carried;
   }
-  // Newer sessions on its path were ended so that it keeps its stream: it is not ended for what it was
+  // Other sessions on its path were ended so that it keeps its stream: it is not ended for what it was
   // short before, and backs off no longer (its player has a deficit to make up, which the media rate
   // alone never would). The path's average stays, so a path still short is found so at once. Left
   // backing off and drawing its end while its average recovered, some of the bed's overload survivors

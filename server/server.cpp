@@ -372,8 +372,8 @@ void Server::shed_shared_paths(TimePoint now) {
     e.path_sampled = now;
     net::Address host = s.peer();
     host.port = 0;
-    paths[host].push_back(
-        {slot, e.added, s.breaker().judged(), s.breaker().congested(), carried, s.breaker().needed()});
+    paths[host].push_back({slot, e.added, s.breaker().judged(), s.breaker().congested(), carried, s.breaker().needed(),
+                           s.played_ahead(now)});
   }
   for (auto& [host, members] : paths) {
     const std::vector<std::uint32_t> beyond = beyond_shared_path(members);

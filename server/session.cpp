@@ -234,6 +234,7 @@ void Session::on_ack(const proto::AckBody& ack, TimePoint now) {
   }
   peer_known_ = std::max(peer_known_, ack.known);
   // A peer never goes back; an old ACK overtaken by a newer one says nothing new.
+  count_decoded(ack.next_needed, now);
   peer_next_needed_ = std::max(peer_next_needed_, ack.next_needed);
   peer_complete_ = (ack.flags & proto::ack_flags::complete) != 0;
   peer_final_seen_ = peer_final_seen_ || (ack.flags & proto::ack_flags::final_seen) != 0;
@@ -526,6 +527,22 @@ Session::Outgoing Session::coded_packet(std::size_t room, Flight& f, TimePoint n
     f.rto_at = now + rto(f.backoff);
   }
   return out;
+}
+
+void Session::count_decoded(std::uint32_t next_needed, TimePoint now) {
+  const double bitrate = static_cast<double>(source_.info().bitrate);
+  if (next_needed <= peer_next_needed_ || bitrate <= 0) return;
+  if (!first_decoded_at_) first_decoded_at_ = now;
+  // Segments a live window already dropped have no descriptor left: the peer has them, their length
+  // is not counted.
+  const std::uint32_t end = std::min(next_needed, source_.segment_count());
+  for (std::uint32_t s = std::max(peer_next_needed_, source_.first_segment()); s < end; ++s)
+    decoded_seconds_ += 8.0 * static_cast<double>(source_.descriptor(s).size) / bitrate;
+}
+
+std::optional<double> Session::played_ahead(TimePoint now) const {
+  if (!first_decoded_at_) return std::nullopt;
+  return decoded_seconds_ - std::chrono::duration<double>(now - *first_decoded_at_).count();
 }
 
 bool Session::behind_window() const { return confirmed_ && peer_next_needed_ < source_.first_segment(); }

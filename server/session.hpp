@@ -160,11 +160,16 @@ class Session {
   bool paced() const { return !config_.download && confirmed_ && breaker_.needed() > 0; }
   CircuitBreaker::Totals path_totals() const;
   const CircuitBreaker& breaker() const { return breaker_; }
-  // Its path, shared with older sessions, carries only `carried` octets per second of each stream: the
-  // session ends as its breaker would.
+  // Seconds of the stream the peer has decoded beyond what a player that started at its first decoded
+  // segment would have played by now: how far it is from a stall (a player that started later is
+  // further). None before its first segment, or without a known bitrate.
+  std::optional<double> played_ahead(TimePoint now) const;
+  // Its path, shared with sessions further from a stall, carries only `carried` octets per second of
+  // each stream: the session ends as its breaker would.
   void end_on_shared_path(double carried) { breaker_.trip(carried); }
-  // Newer sessions on its path were ended instead (CircuitBreaker::restart).
-  void kept_on_shared_path() { breaker_.restart(); }
+  // Other sessions on its path were ended instead (CircuitBreaker::restart). The loss it measured was
+  // the queue's, which left with them: its estimate starts afresh.
+  void kept_on_shared_path();
   const SessionCounters& counters() const { return counters_; }
 
  private:
@@ -220,6 +225,8 @@ class Session {
   // The RTT has grown well above what it was while the path last carried the stream calmly: a queue.
   bool queue_grown() const;
   bool behind_window() const;
+  // The peer's ACK says it needs next_needed now: what it decoded since the last counts as played ahead.
+  void count_decoded(std::uint32_t next_needed, TimePoint now);
   void refresh_window();
   Flight* pick(TimePoint now);
   std::uint32_t round_size(std::uint32_t deficit) const;
@@ -250,6 +257,9 @@ class Session {
   // The peer, as its ACKs describe it.
   bool confirmed_ = false, peer_complete_ = false, peer_final_seen_ = false;
   std::uint32_t peer_known_ = 0, peer_next_needed_;
+  // When the peer had decoded its first segment, and seconds of the stream it has decoded since.
+  std::optional<TimePoint> first_decoded_at_;
+  double decoded_seconds_ = 0;
   std::vector<proto::AckEntry> peer_entries_;
   // Where the loss sample in progress began: packets sent and lost as update_loss_estimate counts them.
   std::uint64_t last_sent_ = 0;

@@ -26,10 +26,13 @@ std::vector<std::uint32_t> beyond_shared_path(std::vector<PathMember> members) {
     needed_all += m.needed;
   }
   if (short_now < 2 || 2 * short_now < judged || carried >= kCarried * needed_all) return {};
-  std::stable_sort(members.begin(), members.end(),
-                   [](const PathMember& a, const PathMember& b) { return a.joined < b.joined; });
-  // The oldest first, as long as what they need together is within what they keep of what the path
-  // carried for all.
+  // Those whose players are furthest from a stall first, then the oldest, as long as what they need
+  // together is within what they keep of what the path carried for all.
+  std::stable_sort(members.begin(), members.end(), [](const PathMember& a, const PathMember& b) {
+    if (a.ahead.has_value() != b.ahead.has_value()) return a.ahead.has_value();
+    if (a.ahead && *a.ahead != *b.ahead) return *a.ahead > *b.ahead;
+    return a.joined < b.joined;
+  });
   std::vector<std::uint32_t> beyond;
   double needed = 0;
   for (std::size_t i = 0; i < members.size(); ++i) {

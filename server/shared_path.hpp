@@ -6,11 +6,13 @@
 // full, not lossy: random loss is made up for and leaves each session carrying its stream. Each
 // session's own breaker would then end a share of them at random, a second or two later, and end too
 // many or too few while the survivors' players stall. Instead, what the path carried for all of them
-// says how many streams it takes: the oldest keep theirs (their players have buffered longest) within
-// four fifths of it, a fifth left to the elastic flows beside them, and the newer ones, which overloaded
-// it, end at once with the breaker's BYE.
+// says how many streams it takes: those whose players are furthest from a stall keep theirs within four
+// fifths of it, a fifth left to the elastic flows beside them, and the others end at once with the
+// breaker's BYE. Not the oldest: they got their first segment before the path filled, their players
+// started, and then starved longest (kept, one of them stalled in 4 of 14 of the bed's overload runs).
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace ncast::server {
@@ -22,11 +24,13 @@ struct PathMember {
   bool short_now = false;  // and found the path short lately (CircuitBreaker::congested)
   double carried = 0;      // octets per second the path carried of its sending, over the last window
   double needed = 0;       // octets per second its stream needs
+  // Seconds its peer's player is from a stall (Session::played_ahead); none before its first segment.
+  std::optional<double> ahead;
 };
 
-// The slots of the members the path cannot carry beside older ones: none unless at least two members,
-// and most of those judged, are short and the window carried less than 0.9 of what all need; never the
-// oldest (alone, its own breaker judges it).
+// The slots of the members the path cannot carry beside those further from a stall: none unless at least
+// two members, and most of those judged, are short and the window carried less than 0.9 of what all
+// need; never the first kept (alone, its own breaker judges it).
 std::vector<std::uint32_t> beyond_shared_path(std::vector<PathMember> members);
 
 }  // namespace ncast::server

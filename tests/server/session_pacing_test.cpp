@@ -1,5 +1,7 @@
 // A session's pacing against a simulated peer: it follows the rate, measures the loss, holds a burst in
-// its bucket, ends a round one datagram at a time and never asks to come back at once.
+// its bucket, ends a round one datagram at a time and never asks to come back at once; kept on a shared
+// path, it forgets the queue's loss and sends one datagram at a time while congested lately; and it
+// knows how far its peer's player is from a stall.
 #include <gtest/gtest.h>
 
 #include "tests/server/session_sim.hpp"
@@ -109,6 +111,79 @@ TEST(Session, PacingNeverAsksToComeBackAtOnce) {
     while (s.can_send(1200)) s.spend(1200);
     ASSERT_GT(s.pacing_ready(1200, t), t) << "at step " << i;
   }
+}
+
+TEST(Session, KeptOnItsSharedPathItForgetsTheQueuesLossButLearnsRandomLossAgain) {
+  // 40 % loss, measured and made up for; then the newer sessions of its path are ended (the loss was
+  // their queue's): it sends at its rate at once, and measures the loss afresh from there.
+  Fixture f(4000);
+  f.config.rate = 120000;
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{} + 1s);
+  SimPeer peer(f.keys, 7, f.info, 4, f.shared->key());
+  exchange(f, s, peer, 0.4, 3000);
+  ASSERT_NEAR(s.loss_estimate(), 0.4, 0.08);
+  ASSERT_GT(s.rate(), 1.4 * 120000);
+  s.kept_on_shared_path();
+  EXPECT_EQ(s.loss_estimate(), 0.0);
+  EXPECT_DOUBLE_EQ(s.rate(), 120000);
+  // Loss that stays is the path's own, made up for again.
+  exchange(f, s, peer, 0.4, 3000, TimePoint{} + 4s + 1ms);
+  EXPECT_NEAR(s.loss_estimate(), 0.4, 0.08);
+}
+
+TEST(Session, CongestedLatelyItSendsOneDatagramAtATimeAlsoWhenKeptOnItsPath) {
+  // A path that carries a quarter of the stream: the breaker finds it short and the session sends one
+  // datagram at a time. Kept on its shared path, its breaker restarts (no longer backing off), but the
+  // queue it shared may still be full beside an elastic flow: bursts wait until it has been calm.
+  Fixture f(4000);
+  f.config.media_rate = 110000;
+  f.config.rate = 120000;
+  f.config.burst = 8;
+  f.config.max_datagram = 1200;
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, TimePoint{} + 1s);
+  SimPeer peer(f.keys, 7, f.info, 4, f.shared->key());
+  EXPECT_EQ(s.burst_bytes(), 8u * 1200);
+  exchange(f, s, peer, 0.75, 3000);
+  ASSERT_TRUE(s.breaker().congested());
+  EXPECT_EQ(s.burst_bytes(), 1200u);
+  s.kept_on_shared_path();
+  EXPECT_FALSE(s.breaker().congested());
+  EXPECT_TRUE(s.breaker().congested_lately());
+  EXPECT_EQ(s.burst_bytes(), 1200u);
+}
+
+TEST(Session, PlayedAheadIsTheStreamDecodedBeyondAPlayerStartedAtTheFirstSegment) {
+  // 24,576 bit/s: a whole segment of 64 symbols of 48 octets plays for one second.
+  Fixture f(6, 0.05, 48, 24576);
+  f.config.window = 1;  // segment by segment
+  TimePoint t = TimePoint{} + 1s;
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {}, f.observer, t);
+  SimPeer peer(f.keys, 7, f.info, 1, f.shared->key());
+  std::vector<std::uint8_t> buf(proto::kMinDatagram);
+  auto ack = [&] {
+    auto a = peer.ack();
+    ASSERT_FALSE(s.receive(a, *proto::parse_header(a), t).drop);
+  };
+  // Sends until the peer has decoded `segments` in all; the ACK that says so comes at t.
+  auto decode_up_to = [&](std::size_t segments) {
+    ack();
+    while (peer.data().size() < segments) {
+      s.refill(t);
+      const std::size_t len = s.next_packet(buf, t);
+      ASSERT_GT(len, 0u);
+      peer.deliver({buf.begin(), buf.begin() + static_cast<long>(len)});
+      ack();
+    }
+  };
+  EXPECT_FALSE(s.played_ahead(t));
+  decode_up_to(1);
+  EXPECT_NEAR(*s.played_ahead(t), 1.0, 1e-9);
+  t += 400ms;
+  EXPECT_NEAR(*s.played_ahead(t), 0.6, 1e-9);
+  decode_up_to(3);
+  EXPECT_NEAR(*s.played_ahead(t), 2.6, 1e-9);
+  t += 3s;
+  EXPECT_NEAR(*s.played_ahead(t), -0.4, 1e-9) << "a stall of 0.4 s, had the player started at once";
 }
 
 }  // namespace

@@ -150,9 +150,10 @@ class SimPeer {
 };
 
 struct Fixture {
-  explicit Fixture(std::uint32_t segments, double redundancy = 0.05, std::uint32_t symbol_size = 48)
+  explicit Fixture(std::uint32_t segments, double redundancy = 0.05, std::uint32_t symbol_size = 48,
+                   std::uint64_t bitrate = 0)
       : coder(make_engine_chunk_coder(engine)), cache(*coder, 8 << 20) {
-    info = {"movie", stream_id_of("movie"), 9, 64, symbol_size, 0, false};
+    info = {"movie", stream_id_of("movie"), 9, 64, symbol_size, bitrate, false};
     stream = std::make_unique<MediaStream>(info, cache);
     media.resize(segments * stream->segment_bytes() - 1000);
     for (auto& b : media) b = static_cast<std::uint8_t>(rng());
@@ -183,12 +184,13 @@ struct Fixture {
   NullObserver observer;
 };
 
-// Runs the exchange in 1 ms steps with loss p on the server-to-peer path. The session sends what its
-// pacing allows; the peer ACKs as docs/protocol.md asks: at once when a segment decodes, after every 16
-// CODED packets, and at the end of each step (its delayed ACK). Returns the octets sent.
-inline std::size_t exchange(Fixture& f, Session& s, SimPeer& peer, double p, int max_steps) {
+// Runs the exchange in 1 ms steps from `start` with loss p on the server-to-peer path. The session sends
+// what its pacing allows; the peer ACKs as docs/protocol.md asks: at once when a segment decodes, after
+// every 16 CODED packets, and at the end of each step (its delayed ACK). Returns the octets sent.
+inline std::size_t exchange(Fixture& f, Session& s, SimPeer& peer, double p, int max_steps,
+                            TimePoint start = TimePoint{} + 1s) {
   std::bernoulli_distribution lost(p);
-  TimePoint t = TimePoint{} + 1s;
+  TimePoint t = start;
   std::vector<std::uint8_t> buf(proto::kMinDatagram);
   std::size_t bytes = 0;
   auto ack = [&] {
