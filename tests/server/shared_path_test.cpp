@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace ncast::server {
 namespace {
@@ -71,22 +72,22 @@ TEST(SharedPath, StreamsOfDifferentRatesAreFittedOldestFirst) {
 }
 
 TEST(SharedPath, ThePlayersFurthestFromAStallKeepTheirStreams) {
-  // 10 sessions through a path that carried half of what they need: 4 keep theirs (0.8 of 5). The
-  // oldest got their first segment before the path filled and then starved, so their players are
-  // nearest a stall: those furthest ahead keep theirs (the older of two alike first), and sessions
-  // without a segment yet come last, however old.
-  for (const auto& [carried, kept] : {std::pair{50e3, std::vector<std::uint32_t>{2, 3, 4, 6}},
-                                      std::pair{70e3, std::vector<std::uint32_t>{2, 3, 4, 6, 7}}}) {
+  // 10 sessions through a path that carried an eighth, half or 0.7 of what they need: 1, 4 or 5 keep
+  // theirs (0.8 of what it carried). The oldest got their first segment before the path filled and then
+  // starved, so their players are nearest a stall: those furthest ahead keep theirs (the older of two
+  // alike first), and sessions without a segment yet come last, however old.
+  const std::optional<double> ahead[] = {std::nullopt, 0.2, 1.5, 0.9, 1.5, 0.3, 1.2, 0.4, 0.0, std::nullopt};
+  for (const auto& [carried, kept] :
+       {std::pair{12.5e3, std::vector<std::uint32_t>{2}}, std::pair{50e3, std::vector<std::uint32_t>{2, 3, 4, 6}},
+        std::pair{70e3, std::vector<std::uint32_t>{2, 3, 4, 6, 7}}}) {
     auto members = path(10, carried, 10);
-    const double ahead[] = {0, 0.2, 1.5, 0.9, 1.5, 0.3, 1.2, 0.4, 0.0, 0};
-    for (std::uint32_t i = 1; i < 9; ++i) members[i].ahead = ahead[i];
-    const auto beyond = beyond_shared_path(members);
+    for (std::uint32_t i = 0; i < 10; ++i) members[i].ahead = ahead[i];
     std::vector<std::uint32_t> expected;
     for (std::uint32_t i = 0; i < 10; ++i)
       if (std::find(kept.begin(), kept.end(), i) == kept.end()) expected.push_back(i);
-    auto sorted = beyond;
-    std::sort(sorted.begin(), sorted.end());
-    EXPECT_EQ(sorted, expected) << "carried " << carried;
+    auto beyond = beyond_shared_path(members);
+    std::sort(beyond.begin(), beyond.end());
+    EXPECT_EQ(beyond, expected) << "carried " << carried;
   }
 }
 
