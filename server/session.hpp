@@ -173,6 +173,9 @@ class Session {
   const SessionCounters& counters() const { return counters_; }
 
  private:
+  static constexpr std::chrono::microseconds kInitialRto{50'000};
+  static constexpr std::chrono::microseconds kMaxRto{2'000'000};
+  static constexpr double kMaxLoss = 0.9;  // loss beyond this is measured as this
   struct SentPacket {
     std::uint64_t number = 0;
     TimePoint at{};
