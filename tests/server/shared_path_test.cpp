@@ -16,7 +16,8 @@ using TimePoint = std::chrono::steady_clock::time_point;
 std::vector<PathMember> path(std::uint32_t n, double carried_each, std::uint32_t short_count) {
   std::vector<PathMember> members;
   for (std::uint32_t i = 0; i < n; ++i)
-    members.push_back({i, TimePoint{} + std::chrono::milliseconds(i), true, i < short_count, carried_each, 100e3});
+    members.push_back(
+        {i, TimePoint{} + std::chrono::milliseconds(i), true, i < short_count, carried_each, 100e3, std::nullopt});
   return members;
 }
 
