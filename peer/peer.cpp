@@ -131,8 +131,8 @@ class Peer {
       return;
     }
     if (loss_.drop()) return;
-    // A completed segment is the stop signal for every server, not only for the one whose symbol
-    // completed it.
+    // A segment at full rank is the stop signal for every server, not only for the one whose symbol
+    // brought it there.
     if (links_[*link].on_datagram(d, now, sender(*link)))
       for (std::size_t other = 0; other < links_.size(); ++other)
         if (other != *link) links_[other].acknowledge(now, sender(other));

@@ -273,7 +273,7 @@ bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& he
   }
   // Until its origin is vouched for, a relay's session only keeps the link: nothing it says is taken.
   if (unvouched_ && header.type != proto::PacketType::bye) return drop(proto::DropReason::unexpected), false;
-  bool completed = false;
+  bool full_rank = false;
   switch (header.type) {
     case proto::PacketType::segments: on_segments(*body, now, send); break;
     case proto::PacketType::coded: {
@@ -282,8 +282,10 @@ bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& he
       ++counters_.coded;
       const auto result = receiver_.on_symbol(*coded, *server_id_, now);
       if (result == StreamReceiver::Result::rejected) drop(proto::DropReason::malformed);
-      completed = result == StreamReceiver::Result::completed;
-      if (completed) ack_now_ = true;  // the stop signal goes out at once
+      // At full rank the servers have sent enough, also while a batched decoder still solves it: the
+      // stop signal goes out at once (what they send meanwhile arrives after it, for nothing).
+      full_rank = result == StreamReceiver::Result::completed || result == StreamReceiver::Result::full_rank;
+      if (full_rank) ack_now_ = true;
       if (++unacked_ >= kAckEvery) ack_now_ = true;
       if (ack_due_ == TimePoint::max()) ack_due_ = now + max_ack_delay_;
       break;
@@ -307,7 +309,7 @@ bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& he
     default: return drop(proto::DropReason::unexpected), false;
   }
   if (ack_now_) send_ack(now, send);
-  return completed;
+  return full_rank;
 }
 
 bool ServerLink::coded_authentic(std::span<const std::uint8_t> d) const {

@@ -57,11 +57,11 @@ class ServerLink {
   ServerLink(LinkOptions options, StreamReceiver& receiver);
 
   void start(TimePoint now, const Send& send);
-  // A datagram from this link's server address. Returns true when a segment was completed by it.
+  // A datagram from this link's server address. Returns true when it brought a segment to full rank.
   bool on_datagram(std::span<std::uint8_t> datagram, TimePoint now, const Send& send);
   // Retransmissions, ACKs, keepalives, silence detection.
   void poll(TimePoint now, const Send& send);
-  // An ACK now, when established: another server's symbol completed a segment, and this server must
+  // An ACK now, when established: another server's symbol brought a segment to full rank, and this one must
   // stop sending it too (its own next ACK could be 16 packets or a tick away).
   void acknowledge(TimePoint now, const Send& send);
   // Tells the server we are done (a final ACK and BYE) and closes.

@@ -171,7 +171,7 @@ StreamReceiver::Result StreamReceiver::settle(Slot& slot, std::uint32_t segment,
   // (A failure may refill the decoder from one source's evidence, completing it again.)
   for (;;) {
     slot.decoding = !slot.decoder->data_ready();
-    if (slot.decoding) return Result::innovative;
+    if (slot.decoding) return Result::full_rank;
     if (slot.decoder->counts_only() || verifies(segment, *slot.decoder)) break;
     ++stats_.hash_failures;
     pollution_.on_hash_failure(slot.evidence, *slot.decoder, segment, params_.symbol_size);

@@ -109,10 +109,12 @@ class StreamReceiver {
   proto::Parsed<proto::CodedView> read_coded(std::span<const std::uint8_t> body) const;
   bool final_seen() const { return final_seen_; }
 
+  // full_rank: innovative, and the segment's last: a batched decoder now solves it (completed follows).
   // rejected: corrupt, or it completed a segment that failed its SHA-256; ignored: its source was
   // caught polluting, or a failed segment is being decoded from another source alone.
   enum class Result : std::uint8_t {
     innovative,
+    full_rank,
     completed,
     non_innovative,
     after_decode,
@@ -121,7 +123,7 @@ class StreamReceiver {
     ignored
   };
   // A CODED body from server_id's session, as read_coded() reads it. With a batched
-  // decoder a segment's last innovative symbol leaves it decoding (innovative); settle_decoded()
+  // decoder a segment's last innovative symbol leaves it decoding (full_rank); settle_decoded()
   // completes it once its data has come, and symbols for it meanwhile count as after_decode.
   Result on_symbol(const proto::CodedView& symbol, std::uint32_t server_id, TimePoint now);
   // Verifies and writes the segments whose batched decode has finished (as on_symbol does on

@@ -158,6 +158,13 @@ void Session::on_ack(const proto::AckBody& ack, TimePoint now) {
       continue;
     }
     settle(f, &ack, now);
+    // At full rank (a batched decoder still solving it, or a relay's peer holding all it has) the rest
+    // of the round would arrive for nothing: the session waits for the decoded news instead.
+    if (!f.waiting && deficit(f) == 0) {
+      f.round_last = f.in_flight.empty() ? 0 : f.in_flight.back().number;
+      f.rtt_sampled = true;  // the round's last packet was never sent: nothing to time
+      end_round(f, now);
+    }
     if (!f.waiting) continue;
     if (!f.rtt_sampled && ack.largest >= f.round_last) {
       f.rtt_sampled = true;

@@ -343,7 +343,8 @@ TEST_F(SwarmTest, DecoderGpuWithoutADeviceFailsBeforeAnyPeerStarts) {
 
 // The swarm's batched decoding end to end (every build): run in this process with the host backend
 // (the GPU's is the same batcher with another backend, tests/gpu/peer_batch_decoder_test.cpp), every
-// segment of every peer goes through a batch and is verified, written and acknowledged.
+// segment of every peer goes through a batch and is verified, written and acknowledged, and few symbols
+// arrive while a batch decodes.
 TEST_F(SwarmTest, BatchedDecodingCompletesEveryPeer) {
   swarm::SwarmOptions o;
   o.servers = {net::Address::parse("127.0.0.1:" + std::to_string(server_.port))};
@@ -368,6 +369,10 @@ TEST_F(SwarmTest, BatchedDecodingCompletesEveryPeer) {
   EXPECT_LE(d["batches"].get<std::size_t>(), 8 * segments());
   EXPECT_EQ(d["failed_batches"].get<int>(), 0);
   EXPECT_GT(d["latency_ms"]["max"].get<double>(), 0.0);
+  // A peer says at once when a segment is at full rank, and the server stops there, so little arrives while
+  // the batch decodes (+2.9-3.5 % arrived beyond what was needed when both waited for the decode, +0-0.2 %
+  // since, on a 2-core VM).
+  EXPECT_LT(r["overhead"].get<double>(), 1.02) << "symbols received per symbol needed";
 }
 
 // ncast-bench serve, briefly: two trials (3 and 6 peers), each record consistent with itself and with

@@ -215,7 +215,7 @@ inline void check_receivers_agree(const std::shared_ptr<DecodeBatcher>& batcher,
           continue;
         }
         // Full rank: the batched receiver completes (or finds the lie) once the batch is back.
-        ASSERT_EQ(g, StreamReceiver::Result::innovative) << seg << "/" << j;
+        ASSERT_EQ(g, StreamReceiver::Result::full_rank) << seg << "/" << j;
         // One call-back per generation submitted; one counted ahead (an immediate completion) makes a
         // round that settles nothing.
         while (batched.decoding()) {

@@ -78,7 +78,8 @@ class SimPeer {
     auto v = proto::decode_coded_body(*body, n_s, info_.symbol_size);
     ASSERT_TRUE(v);
     ++coded_;
-    if (seg < next_needed_ || decoded_.count(seg)) return;
+    if (!late && acked_full_.count(seg)) ++after_full_;
+    if (seg < next_needed_ || full_.count(seg)) return;
     auto& slot = slots_[seg];
     if (!slot.dec) {
       slot.buf.resize(n_s * info_.symbol_size);
@@ -93,13 +94,20 @@ class SimPeer {
     slot.dec->add(view);
     if (slot.dec->complete()) {
       ASSERT_EQ(proto::sha256(slot.dec->data()), descriptors_[seg].hash);
-      decoded_.insert(seg);
-      data_[seg].assign(slot.dec->data().begin(), slot.dec->data().end());
-      while (decoded_.count(next_needed_)) ++next_needed_;
+      full_.insert(seg);
+      if (decode_after_ == 0) decode(seg);
+      else solving_[seg] = decode_after_;
     }
   }
 
   std::vector<std::uint8_t> ack() {
+    for (auto it = solving_.begin(); it != solving_.end();)
+      if (--it->second == 0) {
+        decode(it->first);
+        it = solving_.erase(it);
+      } else {
+        ++it;
+      }
     proto::AckBody a;
     a.largest = largest_;
     a.received = received_;
@@ -116,6 +124,7 @@ class SimPeer {
     // From now on the session knows all this.
     acked_next_ = next_needed_;
     for (auto s : decoded_) acked_decoded_.insert(s);
+    acked_full_.insert(full_.begin(), full_.end());
     return out;
   }
 
@@ -124,6 +133,12 @@ class SimPeer {
   // How many words of history its ACKs carry (0: none, as a peer before the history did).
   void history_words(std::size_t words) { history_words_ = words; }
   std::size_t coded() const { return coded_; }
+  // A batched decoder's peer: a segment at full rank is decoded only at the `acks`-th ACK after its last
+  // symbol came; the ACKs before say rank n_s, not decoded.
+  void decode_after(std::size_t acks) { decode_after_ = acks; }
+  // Segments at full rank (decoded or not), and the CODED packets that came for one after an ACK said so.
+  std::size_t full_rank() const { return full_.size(); }
+  std::size_t coded_after_full_rank() const { return after_full_; }
   const std::map<std::uint32_t, std::vector<std::uint8_t>>& data() const { return data_; }
 
  private:
@@ -131,6 +146,12 @@ class SimPeer {
     std::vector<std::uint8_t> buf;
     std::unique_ptr<rlnc::Decoder> dec;
   };
+  void decode(std::uint32_t seg) {
+    decoded_.insert(seg);
+    const auto data = slots_[seg].dec->data();
+    data_[seg].assign(data.begin(), data.end());
+    while (decoded_.count(next_needed_)) ++next_needed_;
+  }
   proto::Aead open_, seal_;
   proto::Cmac coded_mac_;
   proto::Aead stream_;
@@ -140,7 +161,9 @@ class SimPeer {
   std::vector<proto::SegmentDescriptor> descriptors_;
   bool final_ = false;
   std::map<std::uint32_t, Slot> slots_;
-  std::set<std::uint32_t> decoded_, acked_decoded_;
+  std::set<std::uint32_t> decoded_, acked_decoded_, full_, acked_full_;
+  std::map<std::uint32_t, std::size_t> solving_;  // at full rank: ACKs until decoded
+  std::size_t decode_after_ = 0, after_full_ = 0;
   std::map<std::uint32_t, std::vector<std::uint8_t>> data_;
   std::uint32_t next_needed_ = 0, acked_next_ = 0, received_ = 1;
   std::uint64_t largest_ = 0, number_ = 0;
@@ -185,7 +208,7 @@ struct Fixture {
 };
 
 // Runs the exchange in 1 ms steps from `start` with loss p on the server-to-peer path. The session sends
-// what its pacing allows; the peer ACKs as docs/protocol.md asks: at once when a segment decodes, after
+// what its pacing allows; the peer ACKs as docs/protocol.md asks: at once at a segment's full rank, after
 // every 16 CODED packets, and at the end of each step (its delayed ACK). Returns the octets sent.
 inline std::size_t exchange(Fixture& f, Session& s, SimPeer& peer, double p, int max_steps,
                             TimePoint start = TimePoint{} + 1s) {
@@ -208,9 +231,9 @@ inline std::size_t exchange(Fixture& f, Session& s, SimPeer& peer, double p, int
       s.spend(len);
       bytes += len;
       if (lost(f.rng)) continue;
-      const auto decoded_before = peer.data().size();
+      const auto full_before = peer.full_rank();
       peer.deliver({buf.begin(), buf.begin() + static_cast<long>(len)});
-      if (peer.data().size() != decoded_before || ++unacked == 16) {
+      if (peer.full_rank() != full_before || ++unacked == 16) {
         ack();
         unacked = 0;
       }

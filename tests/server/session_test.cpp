@@ -1,7 +1,7 @@
 // A session against a simulated peer over a lossy channel, in simulated time: every segment arrives
-// and decodes byte-exact with few symbols beyond the needed ones, nothing of a segment is sent once its
-// decoded ACK is in, nothing outside the peer's window is sent, and forged, replayed or misdirected
-// packets change nothing.
+// and decodes byte-exact with few symbols beyond the needed ones, nothing of a segment is sent once an
+// ACK said it is decoded or at full rank, nothing outside the peer's window is sent, and forged, replayed or
+// misdirected packets change nothing.
 #include "server/session.hpp"
 
 #include <gtest/gtest.h>
@@ -33,6 +33,26 @@ TEST(Session, LossyChannelDeliversEverythingWithLittleOverhead) {
   EXPECT_LT(s.loss_estimate(), 0.3);
 }
 
+// Issue 16: a peer whose batched decoder solves a segment some time after its last symbol came says at
+// once that it holds full rank; the session ends the round there and sends nothing more of it, which would
+// arrive while the peer decodes, for nothing. The decoded ACK comes five ACKs (steps) later.
+TEST(Session, AnAckAtFullRankEndsTheRoundWhileThePeerStillDecodes) {
+  Fixture f(30);
+  Session s(7, net::Address::parse("127.0.0.1:1"), {}, *f.stream, f.keys, f.config, {1, 2, 3}, f.observer,
+            TimePoint{} + 1s);
+  SimPeer peer(f.keys, 7, f.info, f.config.window, f.shared->key());
+  peer.decode_after(5);
+  exchange(f, s, peer, 0.2, 5000);
+  ASSERT_TRUE(peer.complete(30));
+  std::vector<std::uint8_t> got;
+  for (const auto& [seg, bytes] : peer.data()) got.insert(got.end(), bytes.begin(), bytes.end());
+  EXPECT_EQ(got, f.media);
+  EXPECT_EQ(peer.coded_after_full_rank(), 0u);
+  const double needed = static_cast<double>(f.media.size() + 47) / 48;  // Σ n_s
+  EXPECT_LE(peer.coded() / needed, 1.05) << "symbols received per symbol needed";
+  EXPECT_EQ(f.observer.completed, 30u);
+}
+
 // As exchange(), without loss but with reordering: a share of the packets reaches the peer `delay`
 // steps late, after those sent behind them.
 std::size_t exchange_reordered(Fixture& f, Session& s, SimPeer& peer, double reorder, int delay, int max_steps) {
@@ -49,9 +69,9 @@ std::size_t exchange_reordered(Fixture& f, Session& s, SimPeer& peer, double reo
     unacked = 0;
   };
   auto deliver = [&](std::vector<std::uint8_t> d, bool late) {
-    const auto decoded_before = peer.data().size();
+    const auto full_before = peer.full_rank();
     peer.deliver(std::move(d), late);
-    if (peer.data().size() != decoded_before || ++unacked == 16) ack();
+    if (peer.full_rank() != full_before || ++unacked == 16) ack();
   };
   ack();
   for (int step = 0; step < max_steps && !peer.complete(f.stream->segment_count()); ++step) {
