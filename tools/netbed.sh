@@ -13,6 +13,8 @@
 #   --keep           keep the work folder (logs, reports) and print where it is
 #   --build DIR      where ncast-server, ncast-peer, ncast-swarm and udp-forwarder are built (default build, or $NCAST_BUILD_DIR)
 #   --short          the cases today's ncast passes, for CI (SHORT_CASES below, and $NETBED_SHORT_EXTRA)
+#   --without CASE   leave a case out of those named (repeatable; a sanitized build's ctest leaves out
+#                    fairness, a share of the link that its programs' slowness would decide)
 #   --list           print the cases and exit
 # Exit status: 0 all cases passed, 1 a case failed, 2 bad usage, 77 cannot run here (not root, no
 # namespaces, a tool missing: the reason is printed).
@@ -36,6 +38,7 @@ SIZE_MB=32
 WINDOW=30
 OVERLOAD_PEERS=200
 KEEP=0
+without=()
 BUILD=${NCAST_BUILD_DIR:-$root/build}
 PEER_TIMEOUT=120
 cases=()
@@ -48,6 +51,7 @@ while [ $# -gt 0 ]; do
     --overload-peers) OVERLOAD_PEERS=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
     --build) BUILD=$2; shift 2 ;;
+    --without) without+=("$2"); shift 2 ;;
     --short) cases+=("${SHORT_CASES[@]}"); read -ra extra <<<"${NETBED_SHORT_EXTRA:-}"; cases+=("${extra[@]}"); shift ;;
     --list) printf '%s\n' "${ALL_CASES[@]}"; exit 0 ;;
     -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -56,9 +60,13 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#cases[@]} -gt 0 ] || cases=("${ALL_CASES[@]}")
-for c in "${cases[@]}"; do
+for c in "${cases[@]}" "${without[@]}"; do
   [[ " ${ALL_CASES[*]} " == *" $c "* ]] || { echo "netbed: no case '$c'; the cases: ${ALL_CASES[*]}" >&2; exit 2; }
 done
+kept=()
+for c in "${cases[@]}"; do [[ " ${without[*]} " == *" $c "* ]] || kept+=("$c"); done
+[ ${#kept[@]} -gt 0 ] || { echo "netbed: --without left no case to run" >&2; exit 2; }
+cases=("${kept[@]}")
 [[ $RATE =~ ^[0-9.]+[kKmMgG]?$ ]] || { echo "netbed: --rate '$RATE' is not a rate like 100M" >&2; exit 2; }
 [[ $QUEUE =~ ^[0-9]+$ && $QUEUE -ge 3000 ]] || { echo "netbed: --queue '$QUEUE' must be octets, at least 3000" >&2; exit 2; }
 [[ $WINDOW =~ ^[1-9][0-9]*$ ]] || { echo "netbed: --window '$WINDOW' must be a whole number of seconds" >&2; exit 2; }
@@ -93,6 +101,7 @@ trap 'echo "netbed: interrupted" >&2; exit 130' INT TERM
 SRC=$WORK/media.bin
 head -c "$((SIZE_MB * 1000000))" /dev/urandom >"$SRC"
 SRC_SHA=$(sha256sum "$SRC" | cut -d' ' -f1)
+[ ${#without[@]} -eq 0 ] || echo "netbed: left out (--without): ${without[*]}"
 echo "netbed: ${cases[*]} on ncast $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'); bottleneck $RATE, queue $QUEUE B, file $SIZE_MB MB"
 for c in "${cases[@]}"; do "case_$c"; done
 
