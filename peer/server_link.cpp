@@ -192,6 +192,7 @@ void ServerLink::on_manifest(const proto::Header& header, std::span<std::uint8_t
   const auto stream_suite = proto::suite_from_wire(accepted->body.stream_suite);
   stream_.emplace(*stream_suite, accepted->body.stream_key, std::array<std::uint8_t, proto::kIvSize>{},
                   proto::Aead::Direction::open);
+  stream_key_ = accepted->body.stream_key;
   replay_ = {};
   replay_.accept(0);
   session_ = accepted->header.session;
@@ -313,9 +314,9 @@ bool ServerLink::on_protected(std::span<std::uint8_t> d, const proto::Header& he
 }
 
 bool ServerLink::coded_authentic(std::span<const std::uint8_t> d) const {
-  if (!options_.digests) return proto::coded_authentic(d, *coded_mac_);
+  if (!options_.parts) return proto::coded_authentic(d, *coded_mac_);
   return proto::coded_authentic(d, *coded_mac_,
-                                [&](std::span<const std::uint8_t> shared) { return options_.digests->digest(shared); });
+                                [&](std::span<const std::uint8_t> shared) { return options_.parts->digest(shared); });
 }
 
 std::optional<std::span<const std::uint8_t>> ServerLink::open_body(std::span<std::uint8_t> d,
@@ -323,7 +324,8 @@ std::optional<std::span<const std::uint8_t>> ServerLink::open_body(std::span<std
   if (header.type != proto::PacketType::coded) return proto::open_packet(d, header, *open_);
   // Authentic for this session (checked before the replay window): the stream key opens the shared part.
   const auto shared = proto::coded_shared_part(d);
-  return shared ? proto::open_shared(*stream_, *shared) : std::nullopt;
+  if (!shared) return std::nullopt;
+  return options_.parts ? options_.parts->open(*shared, stream_key_, *stream_) : proto::open_shared(*stream_, *shared);
 }
 
 bool ServerLink::resume(TimePoint now, const Send& send) {

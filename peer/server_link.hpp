@@ -11,9 +11,10 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "net/address.hpp"
-#include "peer/shared_digests.hpp"
+#include "peer/shared_parts.hpp"
 #include "peer/stream_receiver.hpp"
 #include "protocol/coded_seal.hpp"
 #include "protocol/crypto.hpp"
@@ -37,8 +38,8 @@ struct LinkOptions {
   std::optional<proto::PublicKey> pinned;
   std::chrono::milliseconds stall_timeout{2000};  // silence while data is expected that triggers a new handshake
   int max_attempts = 12;                          // per handshake step (docs/protocol.md section 7)
-  // The CODED shared parts' SHA-256, shared with other links of this thread (null: each computed here).
-  std::shared_ptr<SharedDigests> digests;
+  // CODED shared parts hashed and opened once for all links of this thread (null: each link alone).
+  std::shared_ptr<SharedParts> parts;
 };
 
 struct LinkCounters {
@@ -132,6 +133,7 @@ class ServerLink {
   // CODED packets: this session's authenticators, then the stream key's shared part (docs/protocol.md 2.8).
   std::optional<proto::Cmac> coded_mac_;
   std::optional<proto::Aead> stream_;
+  std::vector<std::uint8_t> stream_key_;  // its octets: opens are shared only under the same key
   proto::ReplayWindow replay_;
   std::uint64_t next_number_ = 0;
   std::uint16_t max_datagram_ = proto::kMinDatagram;

@@ -59,7 +59,7 @@ std::optional<std::span<std::uint8_t>> coded_shared_part(std::span<std::uint8_t>
 // Whether a CODED datagram's authenticator verifies under this session's MAC key (constant-time compare).
 bool coded_authentic(std::span<const std::uint8_t> datagram, const Cmac& mac);
 // The same, with the shared part's SHA-256 from `digest` (given the shared part: sha256, or a cache of
-// digests that many sessions share, peer/shared_digests.hpp).
+// digests that many sessions share, peer/shared_parts.hpp).
 bool coded_authentic(std::span<const std::uint8_t> datagram, const Cmac& mac,
                      const std::function<Sha256Digest(std::span<const std::uint8_t>)>& digest);
 

@@ -30,7 +30,7 @@ peer::LinkOptions link_options(const SimPeerOptions& o) {
   lo.download = !o.realtime;
   lo.max_datagram = o.max_datagram;
   lo.stall_timeout = o.stall_timeout;
-  lo.digests = o.digests;
+  lo.parts = o.parts;
   return lo;
 }
 

@@ -53,7 +53,7 @@ struct SimPeerOptions {
   // (peer/counting_decoder.hpp) and neither decodes nor verifies: the same traffic and ACKs for the
   // servers at a fraction of the CPU.
   bool verify = true;
-  std::shared_ptr<peer::SharedDigests> digests;  // its thread's, for the links (null: each hashes alone)
+  std::shared_ptr<peer::SharedParts> parts;  // its thread's, for the links (null: each hashes and opens alone)
 };
 
 class SimPeer final : private GroupMember {

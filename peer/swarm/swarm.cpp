@@ -130,12 +130,11 @@ class PeerMaker {
   MakePeer operator()(std::uint32_t id) {
     SimPeerOptions po = options_of(id);
     SimPeer::Drop drop = drop_of(po.seed);
-    return
-        [id, po = std::move(po), drop = std::move(drop)](boost::asio::io_context& io, SocketGroups& sockets,
-                                                         const std::shared_ptr<peer::SharedDigests>& digests) mutable {
-          po.digests = digests;
-          return std::make_unique<SimPeer>(io, id, po, drop, sockets);
-        };
+    return [id, po = std::move(po), drop = std::move(drop)](boost::asio::io_context& io, SocketGroups& sockets,
+                                                            const std::shared_ptr<peer::SharedParts>& parts) mutable {
+      po.parts = parts;
+      return std::make_unique<SimPeer>(io, id, po, drop, sockets);
+    };
   }
 
  private:
@@ -171,11 +170,11 @@ class PeerMaker {
 // its requests when its snapshot has handled as many.
 class WorkerPool {
  public:
-  WorkerPool(unsigned threads, std::uint16_t max_datagram, std::size_t per_socket, bool share_digests)
+  WorkerPool(unsigned threads, std::uint16_t max_datagram, std::size_t per_socket, bool share_parts)
       : posted_(threads, 0) {
     workers_.reserve(threads);
     for (unsigned t = 0; t < threads; ++t)
-      workers_.push_back(std::make_unique<Worker>(max_datagram, per_socket, share_digests));
+      workers_.push_back(std::make_unique<Worker>(max_datagram, per_socket, share_parts));
     for (auto& w : workers_) w->run();
   }
 
@@ -343,7 +342,7 @@ nlohmann::json run_swarm(const SwarmOptions& o) {
   RunRecord run;
   run.costs = scrape_before(o);
   WorkerPool pool(static_cast<unsigned>(std::min<std::size_t>(o.threads, o.peers)), o.max_datagram, o.peers_per_socket,
-                  o.share_digests);
+                  o.share_parts);
   Conductor conductor(o, make_peer, pool);
   const double cpu_start = process_cpu_seconds();
   const std::string why = conductor.run();

@@ -37,8 +37,8 @@ struct SwarmOptions {
   // Peers of a worker thread that share one socket toward an IPv4 loopback server, each under a
   // loopback address of its own (peer/swarm/socket_group.hpp); 1, or a server elsewhere: a socket each.
   std::size_t peers_per_socket = 64;
-  // The peers of a worker thread hash each CODED shared part once (peer/shared_digests.hpp).
-  bool share_digests = true;
+  // The peers of a worker thread hash and open each CODED shared part once (peer/shared_parts.hpp).
+  bool share_parts = true;
   double realtime_fraction = 1.0;  // the rest download as fast as allowed
   // in (0, 1]: the peers that decode and verify every segment (verifies() picks them); the others
   // count ranks only (SimPeerOptions::verify).

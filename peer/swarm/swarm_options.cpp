@@ -24,7 +24,7 @@ std::chrono::microseconds from_ms(double ms) { return std::chrono::microseconds(
 struct RawOptions {
   std::vector<std::string> servers, metrics;
   std::string server_mode = "all", loss = "none", scope = "peer", churn_mode = "bye", decoder = "auto";
-  std::string progress = "auto", digest_cache = "on";
+  std::string progress = "auto", part_cache = "on";
   double delay_ms = 0, jitter_ms = 0, loss_slot_ms = 10, batch_wait_ms = 2;
   std::size_t batch = 512;
   unsigned window = 4, max_datagram = 1232;
@@ -56,9 +56,10 @@ void declare_peers(po::options_description& d, SwarmOptions& o, RawOptions& r) {
       "toward an IPv4 loopback server, this many peers of a thread share a UDP socket, each under a 127/8 "
       "address of its own (so a swarm needs a descriptor per group, not per peer); other servers (IPv6, "
       "another host), or 1: a socket per peer")(
-      "digest-cache", po::value(&r.digest_cache)->default_value("on"),
-      "on: the peers of a thread compute each CODED shared part's SHA-256 once (reused only for equal octets; each "
-      "peer still checks its own authenticator); off: each peer hashes every datagram")(
+      "part-cache", po::value(&r.part_cache)->default_value("on"),
+      "on: the peers of a thread hash and open each CODED shared part once (SHA-256 and the stream key's open, "
+      "reused only for equal octets under the same key; each peer still checks its own authenticator); off: each "
+      "peer hashes and opens every datagram")(
       "realtime", po::value(&o.realtime_fraction)->default_value(1.0),
       "fraction of peers paced at the stream's bitrate; the rest download as fast as allowed")(
       "verify-fraction", po::value(&o.verify_fraction)->default_value(1.0),
@@ -133,9 +134,9 @@ void check_peers(SwarmOptions& o, const RawOptions& r) {
   if (o.peers < 1 || o.peers > 1000000) throw std::invalid_argument("--peers must be 1..1000000");
   if (r.threads < 1 || r.threads > 1024) throw std::invalid_argument("--threads must be 1..1024");
   o.threads = r.threads;
-  if (r.digest_cache == "on") o.share_digests = true;
-  else if (r.digest_cache == "off") o.share_digests = false;
-  else throw std::invalid_argument("--digest-cache must be on or off");
+  if (r.part_cache == "on") o.share_parts = true;
+  else if (r.part_cache == "off") o.share_parts = false;
+  else throw std::invalid_argument("--part-cache must be on or off");
   if (o.peers_per_socket < 1 || o.peers_per_socket > 4096)
     throw std::invalid_argument("--peers-per-socket must be 1..4096");
   if (!(o.realtime_fraction >= 0 && o.realtime_fraction <= 1))

@@ -14,9 +14,9 @@ constexpr int kSnapshotEvery = 5;  // ticks between counter snapshots for the ca
 
 }  // namespace
 
-Worker::Worker(std::uint16_t max_datagram, std::size_t per_socket, bool share_digests)
+Worker::Worker(std::uint16_t max_datagram, std::size_t per_socket, bool share_parts)
     : sockets_(io_, per_socket, max_datagram),
-      digests_(share_digests ? std::make_shared<peer::SharedDigests>() : nullptr),
+      parts_(share_parts ? std::make_shared<peer::SharedParts>() : nullptr),
       tick_timer_(io_),
       guard_(io_.get_executor()) {}
 
@@ -29,7 +29,7 @@ void Worker::run() {
 
 void Worker::add(MakePeer make) {
   asio::post(io_, [this, make = std::move(make)] {
-    peers_.push_back(make(io_, sockets_, digests_));
+    peers_.push_back(make(io_, sockets_, parts_));
     peers_.back()->start(Clock::now());
     ++handled_;
   });
@@ -42,7 +42,7 @@ void Worker::churn(std::uint64_t pick, bool polite, MakePeer make) {
       if (p->status() == SimPeer::Status::running) running.push_back(p.get());
     if (!running.empty()) {
       running[pick % running.size()]->leave(polite, Clock::now());
-      peers_.push_back(make(io_, sockets_, digests_));
+      peers_.push_back(make(io_, sockets_, parts_));
       peers_.back()->start(Clock::now());
     }
     ++handled_;

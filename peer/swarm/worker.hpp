@@ -18,16 +18,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "peer/shared_digests.hpp"
+#include "peer/shared_parts.hpp"
 #include "peer/swarm/sim_peer.hpp"
 #include "peer/swarm/socket_group.hpp"
 
 namespace ncast::swarm {
 
-// Makes a peer on the worker's thread, with the worker's io_context, sockets and digests of shared
+// Makes a peer on the worker's thread, with the worker's io_context, sockets and cache of shared
 // parts (null when they are not shared).
 using MakePeer = std::function<std::unique_ptr<SimPeer>(boost::asio::io_context&, SocketGroups&,
-                                                        const std::shared_ptr<peer::SharedDigests>&)>;
+                                                        const std::shared_ptr<peer::SharedParts>&)>;
 
 // What a worker publishes for the calling thread, each snapshot self-consistent.
 struct WorkerSnapshot {
@@ -38,9 +38,9 @@ struct WorkerSnapshot {
 
 class Worker {
  public:
-  // per_socket: peers that share a socket (SocketGroups); share_digests: the peers of the thread hash
-  // each CODED shared part once (peer::SharedDigests).
-  Worker(std::uint16_t max_datagram, std::size_t per_socket, bool share_digests);
+  // per_socket: peers that share a socket (SocketGroups); share_parts: the peers of the thread hash
+  // and open each CODED shared part once (peer::SharedParts).
+  Worker(std::uint16_t max_datagram, std::size_t per_socket, bool share_parts);
 
   void run();
   // Starts the peer that make makes.
@@ -58,7 +58,7 @@ class Worker {
 
   boost::asio::io_context io_;
   SocketGroups sockets_;  // outlives the peers, which leave their seats as they go
-  std::shared_ptr<peer::SharedDigests> digests_;
+  std::shared_ptr<peer::SharedParts> parts_;
   boost::asio::steady_timer tick_timer_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_;
   std::vector<std::unique_ptr<SimPeer>> peers_;
