@@ -293,13 +293,13 @@ Server::TurnEnd Server::take_turn(std::uint32_t slot, std::size_t& budget, TimeP
   Session& s = *slots_[slot].session;
   s.refill(now);
   // A turn sends a whole burst, or it would send the burst's datagrams one wake-up each; near the
-  // end of a round, one datagram, and the next one a tick later at the earliest.
-  const bool single = s.one_at_a_time();
-  const std::size_t first = single ? config_.max_datagram : s.burst_bytes();
+  // end of a round, only what the peer surely still needs, and the rest a tick later at the earliest.
+  const std::size_t in_a_row = s.in_a_row();
+  const std::size_t first = std::min(s.burst_bytes(), std::min(in_a_row, kPacketsPerTurn) * config_.max_datagram);
   std::size_t sent = 0;
   TimePoint next;
   for (;; ++sent) {
-    if (const auto limit = turn_limit(s, single, first, sent, budget, now)) {
+    if (const auto limit = turn_limit(s, in_a_row, first, sent, budget, now)) {
       next = *limit;
       break;
     }
@@ -316,12 +316,12 @@ Server::TurnEnd Server::take_turn(std::uint32_t slot, std::size_t& budget, TimeP
   return {next, false};
 }
 
-std::optional<TimePoint> Server::turn_limit(const Session& s, bool single, std::size_t first, std::size_t sent,
+std::optional<TimePoint> Server::turn_limit(const Session& s, std::size_t in_a_row, std::size_t first, std::size_t sent,
                                             std::size_t budget, TimePoint now) const {
   const std::size_t max_packet = config_.max_datagram;
   // Others' turn; this one comes back in the same run if there is budget left.
   if (sent == kPacketsPerTurn || budget == 0) return now;
-  if (single && sent == 1) return std::max(now + 1us, s.pacing_ready(max_packet, now));
+  if (sent == in_a_row) return std::max(now + 1us, s.pacing_ready(max_packet, now));
   if (!s.can_send(sent == 0 ? first : max_packet)) return s.pacing_ready(first, now);
   if (!rate_bucket_.available(static_cast<double>(max_packet)))
     return now + std::chrono::microseconds(

@@ -115,7 +115,7 @@ class Server final : private SessionObserver, private OpenSessions {
   // Sends the session's datagrams due now, at most `budget` (which it lowers) and a turn's worth.
   TurnEnd take_turn(std::uint32_t slot, std::size_t& budget, TimePoint now);
   // When a turn that sent `sent` datagrams must stop before the next one; nullopt: it may send it.
-  std::optional<TimePoint> turn_limit(const Session& s, bool single, std::size_t first, std::size_t sent,
+  std::optional<TimePoint> turn_limit(const Session& s, std::size_t in_a_row, std::size_t first, std::size_t sent,
                                       std::size_t budget, TimePoint now) const;
   // Queues the session's next datagram on the socket and counts it; its length, 0 when it had none.
   std::size_t send_next(Session& s, TimePoint now);

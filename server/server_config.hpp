@@ -49,7 +49,7 @@ struct ServerConfig {
   // A paced session waits until it may send this many datagrams, then sends them in a row: one UDP
   // GSO message instead of several, and one wake-up and receive at the peer (with UDP GRO), for a
   // delay of burst / rate (≈ 80 ms for 8 at 768 kbit/s) before the first of them. The end of each
-  // round still goes one datagram at a time (Session::one_at_a_time).
+  // round goes no more at once than the peer surely still needs (Session::in_a_row).
   std::uint16_t pacing_burst = 8;
   // A paced session's peer may hold back an ACK for up to this many of the session's packet intervals
   // (at least max_ack_delay_ms, at most kMaxPacedAckDelayMs): at 768 kbit/s a peer then acknowledges

@@ -133,10 +133,12 @@ class Session {
   // Pacing: a token bucket of octets at rate(), holding at least a burst of datagrams.
   double rate() const;
   std::size_t burst_bytes() const;
-  // True when a paced session's next packet is near the end of a round, where the peer may complete the
-  // segment at any packet: a burst sent there would be out before the decoded ACK could stop it, so
-  // packets go one at a time (a download session is not slowed so).
-  bool one_at_a_time() const;
+  // How many packets a paced session may send in a row now: no more than its peer surely still needs of
+  // the segment being sent (at least one). The peer may complete the segment at any packet beyond that,
+  // and a burst sent past its completion would be out before the full-rank ACK could stop it. Near a
+  // round's end packets so go one at a time; a lossless path's round ends in bursts that end exactly
+  // at full rank. Unlimited (the maximum) for a download session, or with no burst.
+  std::size_t in_a_row() const;
   void refill(TimePoint now);
   // A download also within its controller's window (in a queue others keep standing: ACK-clocked).
   bool can_send(std::size_t bytes) const {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace ncast::server {
 namespace {
@@ -96,15 +97,19 @@ CircuitBreaker::Totals Session::path_totals() const {
           static_cast<double>(cc_.delivered())};
 }
 
-bool Session::one_at_a_time() const {
-  if (config_.download || config_.burst <= 1) return false;
+std::size_t Session::in_a_row() const {
+  constexpr std::size_t kAny = std::numeric_limits<std::size_t>::max();
+  if (config_.download || config_.burst <= 1) return kAny;
   for (const Flight& f : flights_) {
     if (f.decoded || f.waiting || f.sent >= f.target) continue;
-    // The peer completes somewhere in the round's last redundancy-and-spread packets; two bursts'
-    // worth covers that at the loss rates the rate makes up for.
-    return f.target - f.sent <= 2u * config_.burst;
+    // What the peer surely still needs of this server: its share of the deficit, less every packet in
+    // flight (as if all of them arrive, each innovative).
+    const double share = config_.share / static_cast<double>(proto::kFullShare);
+    const auto needed = static_cast<std::size_t>(std::ceil(deficit(f) * share - 1e-9));
+    const std::size_t in_flight = f.in_flight.size();
+    return needed > in_flight ? needed - in_flight : 1;
   }
-  return false;
+  return kAny;
 }
 
 TimePoint Session::pacing_ready(std::size_t bytes, TimePoint now) const {

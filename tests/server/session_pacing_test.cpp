@@ -1,8 +1,11 @@
 // A session's pacing against a simulated peer: it follows the rate, measures the loss, holds a burst in
-// its bucket, ends a round one datagram at a time and never asks to come back at once; kept on a shared
-// path, it forgets the queue's loss and sends one datagram at a time while congested lately; and it
-// knows how far its peer's player is from a stall.
+// its bucket, sends in a row no more than its peer surely still needs and never asks to come back at once; kept on a
+// shared path, it forgets the queue's loss and sends one datagram at a time while congested lately; and it knows how
+// far its peer's player is from a stall.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
 
 #include "tests/server/session_sim.hpp"
 
@@ -60,10 +63,11 @@ TEST(Session, TheBucketHoldsAPacingBurst) {
   }
 }
 
-TEST(Session, APacedRoundEndsOneDatagramAtATime) {
-  // The last two bursts' worth of a round go one by one: the peer may complete the segment there, and
-  // its decoded ACK stops what has not left yet. The rest of a round goes in bursts, and a download
-  // session is never slowed so.
+TEST(Session, APacedSessionSendsInARowNoMoreThanItsPeerSurelyStillNeeds) {
+  // Turns as the server takes them: at most a burst, and no more than in_a_row() says; a lossless peer
+  // acknowledges each turn. Every round then ends in a burst exactly at full rank: nothing is sent past
+  // it, and no turn is cut short but a segment's last (one by one, the last two bursts' worth of each
+  // round took eight turns of one). A download session is never held so.
   Fixture f(4);
   f.config.burst = 4;
   for (const bool download : {false, true}) {
@@ -76,25 +80,31 @@ TEST(Session, APacedRoundEndsOneDatagramAtATime) {
       ASSERT_FALSE(s.receive(a, *proto::parse_header(a), t).drop);
     };
     ack();
-    std::vector<bool> single;  // one_at_a_time() before each CODED packet
-    std::vector<std::uint8_t> buf(proto::kMinDatagram);
-    while (single.size() < 150) {
-      const bool one = s.one_at_a_time();
-      const std::size_t len = s.next_packet(buf, t);
-      ASSERT_GT(len, 0u);
-      const auto type = proto::parse_header({buf.data(), len})->type;
-      peer.deliver({buf.begin(), buf.begin() + static_cast<long>(len)});
-      if (type == proto::PacketType::segments) ack();  // the peer learns the descriptors: flights open
-      if (type == proto::PacketType::coded) single.push_back(one);
-    }
-    const auto first = std::find(single.begin(), single.end(), true);
     if (download) {
-      EXPECT_EQ(first, single.end());
+      EXPECT_EQ(s.in_a_row(), std::numeric_limits<std::size_t>::max());
       continue;
     }
-    ASSERT_NE(first, single.end());
-    EXPECT_GT(first - single.begin(), 8) << "the round starts in bursts";
-    EXPECT_EQ(std::find(first, single.end(), false) - first, 8) << "two bursts' worth, one by one";
+    std::vector<std::uint8_t> buf(proto::kMinDatagram);
+    std::size_t coded = 0, short_turns = 0;
+    for (int turn = 0; turn < 400 && !peer.complete(4); ++turn) {
+      const std::size_t allowed = std::min<std::size_t>(s.in_a_row(), f.config.burst);
+      std::size_t coded_in_turn = 0;
+      for (std::size_t i = 0; i < allowed; ++i) {
+        const std::size_t len = s.next_packet(buf, t);
+        if (len == 0) break;
+        if (proto::parse_header({buf.data(), len})->type == proto::PacketType::coded) ++coded_in_turn;
+        peer.deliver({buf.begin(), buf.begin() + static_cast<long>(len)});
+      }
+      coded += coded_in_turn;
+      if (coded_in_turn > 0 && coded_in_turn < f.config.burst) ++short_turns;
+      ack();
+    }
+    ASSERT_TRUE(peer.complete(4));
+    EXPECT_EQ(peer.coded_after_full_rank(), 0u);
+    std::size_t needed = 0;
+    for (std::uint32_t seg = 0; seg < 4; ++seg) needed += f.stream->symbols_of(seg);
+    EXPECT_EQ(coded, needed) << "every CODED packet was needed";
+    EXPECT_LE(short_turns, 4u) << "at most each segment's last turn is short";
   }
 }
 
