@@ -24,7 +24,7 @@ struct RawOptions {
   std::string listen, backend, bitrate, session_rate, max_rate, config_file, metrics, live_window;
   std::vector<std::string> live;
   std::uint32_t server_id = 0;
-  unsigned n = 128, max_datagram = 1232, window = 16, pacing_tick_us = 1, pacing_burst = 8;
+  unsigned n = 128, max_datagram = 1232, window = 16, pacing_tick_us = 1, pacing_burst = 16;
   double idle_timeout = 10, handshake_timeout = 3;
 };
 
@@ -106,9 +106,9 @@ po::options_description delivery_options(ServerOptions& o, RawOptions& r) {
       "pacing-tick-us", po::value(&r.pacing_tick_us)->default_value(1000),
       "µs grid of pacing wake-ups: the sessions due in a tick share one wake-up and one sendmmsg (about half the "
       "server CPU of per-session timing at a few hundred peers); 1: per-session timing (1..100000)")(
-      "pacing-burst", po::value(&r.pacing_burst)->default_value(8),
+      "pacing-burst", po::value(&r.pacing_burst)->default_value(16),
       "datagrams a paced session sends in a row, as one UDP GSO message: fewer sends and peer wake-ups, for a delay of "
-      "burst/rate; a round's end goes one by one (1..32)");
+      "burst/rate; never more than the peer surely still needs, so a round's end goes one by one (1..32)");
   return d;
 }
 

@@ -48,9 +48,10 @@ struct ServerConfig {
   std::chrono::microseconds pacing_tick{1000};
   // A paced session waits until it may send this many datagrams, then sends them in a row: one UDP
   // GSO message instead of several, and one wake-up and receive at the peer (with UDP GRO), for a
-  // delay of burst / rate (≈ 80 ms for 8 at 768 kbit/s) before the first of them. The end of each
-  // round goes no more at once than the peer surely still needs (Session::in_a_row).
-  std::uint16_t pacing_burst = 8;
+  // delay of burst / rate (≈ 180 ms for 16 at 768 kbit/s) before the first of them. The end of each
+  // round goes no more at once than the peer surely still needs (Session::in_a_row). A turn sends at
+  // most 16 packets (Server), so a longer burst makes no longer runs.
+  std::uint16_t pacing_burst = 16;
   // A paced session's peer may hold back an ACK for up to this many of the session's packet intervals
   // (at least max_ack_delay_ms, at most kMaxPacedAckDelayMs): at 768 kbit/s a peer then acknowledges
   // about once a burst instead of every packet, and each ACK costs the server a receive and an AEAD open

@@ -36,7 +36,7 @@ TEST(ServerOptions, DefaultsAndValues) {
   EXPECT_EQ(o.threads, 1u);
   EXPECT_EQ(o.config.pacing_tick, std::chrono::microseconds(1000));
   EXPECT_DOUBLE_EQ(o.config.headroom, 0.08);
-  EXPECT_EQ(o.config.pacing_burst, 8);
+  EXPECT_EQ(o.config.pacing_burst, 16);
   EXPECT_EQ(o.config.max_sessions_per_source, 16u);
   EXPECT_EQ(o.config.handshake_timeout_ms, 3000u);
   const auto f = parse({"--file", "a", "--max-sessions-per-source", "0", "--handshake-timeout", "0.5"});

@@ -3,9 +3,9 @@
 // (ncast_swarm, in this process), and passes when every peer completed with every segment verified and
 // fewer than --late-limit of the segments came after the model player wanted them. The peer count
 // doubles until a trial fails, then is bisected, within --budget seconds in all. Each trial is
-// anchored by the raw UDP rate of the host (raw_udp_anchor.hpp) with as many destinations and the
-// server's message shape (runs of --pacing-burst datagrams to one peer, as GSO sends): the coded send
-// path's GB per server CPU-second is printed as a fraction of it, and of one datagram per send. --plot
+// anchored by the raw UDP rate of the host (raw_udp_anchor.hpp) with as many destinations, in GSO runs
+// of --anchor-run datagrams to one peer (8, issue 17's anchor): the coded send path's GB per server
+// CPU-second is printed as a fraction of it, and of one datagram per send. --plot
 // draws peers against late segments and server CPU with gnuplot.
 #include <sys/resource.h>
 #include <unistd.h>
@@ -61,9 +61,9 @@ struct ServeOptions {
   unsigned servers = 1;
   unsigned server_threads = 1;
   unsigned pacing_tick_us = 0;  // 0: the server's default
-  unsigned pacing_burst = 8;
+  unsigned pacing_burst = 16;
   double anchor_seconds = 1.0;
-  std::size_t anchor_run = 0;  // 0: the pacing burst
+  std::size_t anchor_run = 8;  // issue 17's anchor: GSO runs of 8; 0: the pacing burst
   std::string plot;
   std::string backend = "auto";
 };
