@@ -49,8 +49,8 @@ TEST(Network, ReorderingCostsAtMostATenthMore) {
 
 // Two servers at 1 Mbit/s of a 1 MB file (8 s of media), one killed after 2 s: the survivor takes its
 // share within a second (a new session at the full share), so the peer finishes within the media's
-// time plus about a second, and its report counts the failover and the time it played slower than
-// the bitrate (13.2 s and nothing counted when the survivor kept its half).
+// time plus about a second, its report counts the failover, and its player waited less than a second
+// in all (13.2 s when the survivor kept its half; with bursts of 16 it often never waits).
 TEST(Network, AServerDiesAndTheOtherTakesItsShare) {
   TempDir dir;
   const auto media = random_bytes(1'000'000, 32);
@@ -71,7 +71,7 @@ TEST(Network, AServerDiesAndTheOtherTakesItsShare) {
   EXPECT_LT(r.report["completion_s"].get<double>(), 8.0 + 1.0) << r.report.dump();
   EXPECT_GE(r.report["failovers"].get<int>(), 1) << r.report.dump();
   EXPECT_GE(r.report["servers"][0]["reshares"].get<int>(), 1) << r.report.dump();
-  EXPECT_GT(r.report["below_bitrate_s"].get<double>(), 0.0) << r.report.dump();
+  EXPECT_LT(r.report["below_bitrate_s"].get<double>(), 1.0) << r.report.dump();
 }
 
 // A NAT rebinding every 250 ms: the forwarder sends the peer's datagrams from a new port, and drops

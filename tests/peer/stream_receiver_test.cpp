@@ -109,6 +109,7 @@ TEST_F(StallTest, APlayerAtTheBitrateWaitsOnlyOnceItHasPlayedWhatItHas) {
   arrive(2, t0 + 3000ms);  // due at 2.4 s: waited 0.6 s, 0.1 s beyond the threshold
   EXPECT_EQ(receiver.stats().stalls, 1u);
   EXPECT_NEAR(receiver.stats().stall_seconds, 0.1, 1e-6);
+  EXPECT_NEAR(receiver.stats().below_bitrate_seconds, 1.0, 1e-6);  // every wait, stall or not
 }
 
 TEST_F(ReceiverTest, WrongServerIdMeansWrongCoefficients) {
