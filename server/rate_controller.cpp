@@ -9,7 +9,11 @@ namespace {
 using std::chrono::microseconds;
 using namespace std::chrono_literals;
 
-constexpr std::size_t kSentRing = 8192;  // packets whose send time an ACK may still name
+// The send times an ACK may still name: every packet above the largest acknowledged. A paced stream
+// has a few dozen in flight, a fast download thousands: the ring starts small and doubles as needed,
+// since a session's every page of it is touched (and faulted in) at its start.
+constexpr std::size_t kSentRingFirst = 256;
+constexpr std::size_t kSentRingMax = 8192;
 // A round lasts at least this long, so that its loss is counted over enough packets and timer jitter
 // of a busy host does not pass for a rate change (BBR's round is one RTT; loopback's is microseconds).
 constexpr auto kMinRound = 10ms;
@@ -46,7 +50,7 @@ double loss_of(std::uint64_t numbers, std::uint64_t delivered) {
 }  // namespace
 
 RateController::RateController(const RateControllerConfig& config, TimePoint now)
-    : config_(config), datagram_(config.datagram), sent_(kSentRing), last_ack_at_(now), last_sent_at_(now) {
+    : config_(config), datagram_(config.datagram), sent_(kSentRingFirst), last_ack_at_(now), last_sent_at_(now) {
   round_.started = now;
   round_.gain = kStartupGain;
 }
@@ -54,8 +58,8 @@ RateController::RateController(const RateControllerConfig& config, TimePoint now
 void RateController::on_sent(std::uint64_t number, std::size_t bytes, TimePoint now) {
   // The peer counts packets, not octets: a packet delivered is taken to be of the mean size sent.
   datagram_ += (static_cast<double>(bytes) - datagram_) / 16;
-  Sent& s = sent_[number % kSentRing];
-  s = {number, now};
+  if (number - std::min(largest_acked_, number) >= sent_.size() && sent_.size() < kSentRingMax) grow_sent();
+  sent_[number % sent_.size()] = {number, now};
   largest_sent_ = std::max(largest_sent_, number);
   last_sent_at_ = now;
   tail_probe_ = false;
@@ -77,7 +81,7 @@ void RateController::on_ack(std::uint64_t largest, std::uint32_t received, Durat
   if (largest <= largest_acked_ && largest_acked_ != 0) return;  // nothing newer: no sample
   largest_acked_ = largest;
 
-  const Sent& s = sent_[largest % kSentRing];
+  const Sent& s = sent_[largest % sent_.size()];
   if (s.number == largest && s.at != TimePoint{}) {
     const auto since = std::chrono::duration_cast<microseconds>(now - s.at);
     // The peer's hold time is not the path's; a hold longer than the whole RTT is a clock's quirk.
@@ -92,6 +96,13 @@ void RateController::on_ack(std::uint64_t largest, std::uint32_t received, Durat
   if (largest_acked_ >= round_.first_number && now - round_.started >= kMinRound &&
       largest_sent_ >= round_.first_number + kMinRoundPackets)
     end_round(now);
+}
+
+void RateController::grow_sent() {
+  std::vector<Sent> grown(sent_.size() * 2);
+  for (const Sent& s : sent_)
+    if (s.at != TimePoint{}) grown[s.number % grown.size()] = s;
+  sent_ = std::move(grown);
 }
 
 void RateController::sample_rate(TimePoint sent_at, TimePoint now) {
@@ -340,7 +351,7 @@ double RateController::gain() const {
 void RateController::check_silence(TimePoint now, Duration timeout) {
   if (!has_ack_ || silent_ || largest_sent_ <= largest_acked_) return;
   // Outstanding since the first packet the last ACK did not cover was sent.
-  const Sent& s = sent_[(largest_acked_ + 1) % kSentRing];
+  const Sent& s = sent_[(largest_acked_ + 1) % sent_.size()];
   const TimePoint since = s.number == largest_acked_ + 1 ? std::max(s.at, last_ack_at_) : last_ack_at_;
   if (now - since <= timeout) return;
   silent_ = true;

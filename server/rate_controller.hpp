@@ -118,10 +118,11 @@ class RateController {
   // The share of the packets sent that random loss lets through, as far as the rate makes up for it.
   double delivered_share() const;
   double srtt_seconds() const;
+  void grow_sent();
 
   RateControllerConfig config_;
   double datagram_;         // the mean size of the packets sent, octets
-  std::vector<Sent> sent_;  // a ring by packet number
+  std::vector<Sent> sent_;  // a ring by packet number, grown to hold those above the largest acknowledged
   std::uint64_t delivered_ = 0;
   std::uint32_t last_received_ = 0;
   bool has_ack_ = false;

@@ -285,5 +285,24 @@ TEST(RateController, ProbesIntoABlackholeAndResumesWhenAcksReturn) {
   EXPECT_GT(w.rate, 0.85 * path.rate);  // the model was kept: no new startup from scratch
 }
 
+TEST(RateController, KeepsTheSendTimesOfAWholeLongFatFlight) {
+  // 400 Mbit/s over 40 ms: 1,700 datagrams in flight, where a paced stream has a few dozen. The send
+  // times start in a small ring that must grow, or ACKs name packets whose times are gone.
+  const auto t0 = RateController::Clock::now();
+  RateController cc(config(), t0);
+  PathConfig path;
+  path.rate = 400e6 / 8;
+  path.delay = 20ms;
+  path.queue = 4 << 20;
+  BottleneckSim sim(path, cc, t0, 11);
+  sim.run(3s);
+  const Window w = measure(sim, cc, 2s);
+  // Its rate and RTT samples come from those send times.
+  EXPECT_GT(w.rate, 0.5 * path.rate);
+  EXPECT_NEAR(cc.delivery_rate(), w.rate, 0.05 * w.rate);
+  EXPECT_GE(cc.min_rtt(), 40ms);
+  EXPECT_LT(cc.min_rtt(), 41ms);
+}
+
 }  // namespace
 }  // namespace ncast::server
