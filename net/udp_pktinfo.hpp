@@ -40,26 +40,33 @@ inline bool enable_destination_info(int fd) {
   return ::setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof one) == 0;
 }
 
-// Sends d to `to` from the local IPv4 address `from` (its port is the socket's); the result of sendmsg.
-inline long send_from(int fd, const Address& from, const Address& to, std::span<const std::uint8_t> d) {
-  sockaddr_storage ss{};
-  const socklen_t len = to.to_sockaddr(ss);
-  iovec iov{const_cast<std::uint8_t*>(d.data()), d.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(in_pktinfo))] = {};
-  msghdr h{};
-  h.msg_name = &ss;
-  h.msg_namelen = len;
-  h.msg_iov = &iov;
-  h.msg_iovlen = 1;
-  h.msg_control = control;
-  h.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&h);
+// Names `from` (IPv4; its port is the socket's) as the source of message m, in `control` (at least
+// CMSG_SPACE(sizeof(in_pktinfo)) octets, aligned for cmsghdr).
+inline void set_source(msghdr& m, char* control, std::size_t size, const Address& from) {
+  std::memset(control, 0, size);
+  m.msg_control = control;
+  m.msg_controllen = CMSG_SPACE(sizeof(in_pktinfo));
+  cmsghdr* c = CMSG_FIRSTHDR(&m);
   c->cmsg_level = IPPROTO_IP;
   c->cmsg_type = IP_PKTINFO;
   c->cmsg_len = CMSG_LEN(sizeof(in_pktinfo));
   in_pktinfo info{};
   std::memcpy(&info.ipi_spec_dst, from.ip.data(), 4);
   std::memcpy(CMSG_DATA(c), &info, sizeof info);
+}
+
+// Sends d to `to` from the local IPv4 address `from` (its port is the socket's); the result of sendmsg.
+inline long send_from(int fd, const Address& from, const Address& to, std::span<const std::uint8_t> d) {
+  sockaddr_storage ss{};
+  const socklen_t len = to.to_sockaddr(ss);
+  iovec iov{const_cast<std::uint8_t*>(d.data()), d.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(in_pktinfo))];
+  msghdr h{};
+  h.msg_name = &ss;
+  h.msg_namelen = len;
+  h.msg_iov = &iov;
+  h.msg_iovlen = 1;
+  set_source(h, control, sizeof control, from);
   return ::sendmsg(fd, &h, MSG_DONTWAIT);
 }
 

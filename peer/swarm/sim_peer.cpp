@@ -117,7 +117,7 @@ void SimPeer::transmit(std::size_t link, std::span<const std::uint8_t> d) {
 
 void SimPeer::send_raw(std::size_t link, std::span<const std::uint8_t> d) {
   if (place_.group == nullptr) return;
-  if (!place_.group->send(place_.local, links_[link].options().server, d)) ++send_errors_;
+  place_.group->send(place_.local, links_[link].options().server, d, send_errors_);
 }
 
 TimePoint SimPeer::delayed_until(TimePoint now) {

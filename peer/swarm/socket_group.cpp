@@ -75,6 +75,7 @@ SocketGroup::SocketGroup(const net::Address& server, bool shared, std::size_t ca
 }
 
 SocketGroup::~SocketGroup() {
+  flush();
   ready_.remove(fd_);
   ::close(fd_);
 }
@@ -99,11 +100,60 @@ void SocketGroup::unseat(GroupMember& member) {
   seats_.pop_back();
 }
 
-bool SocketGroup::send(const net::Address& local, const net::Address& to, std::span<const std::uint8_t> d) {
+void SocketGroup::send(const net::Address& local, const net::Address& to, std::span<const std::uint8_t> d,
+                       std::uint64_t& refused) {
+  if (!holding_) {
+    refused += !send_now(local, to, d);
+    return;
+  }
+  held_.push_back({local, to, held_bytes_.size(), d.size(), &refused});
+  held_bytes_.insert(held_bytes_.end(), d.begin(), d.end());
+  if (held_.size() == kHeld) flush();
+}
+
+bool SocketGroup::send_now(const net::Address& local, const net::Address& to, std::span<const std::uint8_t> d) {
   if (shared_) return net::send_from(fd_, local, to, d) >= 0;
   sockaddr_storage ss{};
   const socklen_t len = to.to_sockaddr(ss);
   return ::sendto(fd_, d.data(), d.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&ss), len) >= 0;
+}
+
+void SocketGroup::release() {
+  flush();
+  holding_ = false;
+}
+
+void SocketGroup::flush() {
+  if (held_.empty()) return;
+  std::array<mmsghdr, kHeld> messages{};
+  std::array<iovec, kHeld> iovs{};
+  std::array<sockaddr_storage, kHeld> names{};
+  struct alignas(cmsghdr) Control {
+    char bytes[CMSG_SPACE(sizeof(in_pktinfo))];
+  };
+  std::array<Control, kHeld> controls{};
+  const std::size_t n = held_.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const Held& h = held_[i];
+    iovs[i] = {held_bytes_.data() + h.offset, h.size};
+    msghdr& m = messages[i].msg_hdr;
+    m.msg_name = &names[i];
+    m.msg_namelen = h.to.to_sockaddr(names[i]);
+    m.msg_iov = &iovs[i];
+    m.msg_iovlen = 1;
+    if (shared_) net::set_source(m, controls[i].bytes, sizeof controls[i].bytes, h.from);
+  }
+  for (std::size_t i = 0; i < n;) {
+    const int sent = ::sendmmsg(fd_, messages.data() + i, static_cast<unsigned>(n - i), MSG_DONTWAIT);
+    if (sent > 0) {
+      i += static_cast<std::size_t>(sent);
+    } else {
+      ++*held_[i].refused;  // as a send of its own would have been: dropped, and the next tried
+      ++i;
+    }
+  }
+  held_.clear();
+  held_bytes_.clear();
 }
 
 SocketGroup::Seat* SocketGroup::find(const net::Address& to) {
@@ -115,6 +165,8 @@ SocketGroup::Seat* SocketGroup::find(const net::Address& to) {
 
 void SocketGroup::on_readable() {
   const TimePoint now = peer::Clock::now();
+  const bool held = holding_;
+  holding_ = true;
   touched_.clear();
   auto deliver = [&](std::span<std::uint8_t> d, const net::Address& from, const net::Address& to) {
     Seat* s = find(to);
@@ -144,6 +196,7 @@ void SocketGroup::on_readable() {
   // after_input may end a member, which then leaves its seat: the seats are not walked after it.
   for (auto& s : seats_) s.touched = false;
   for (GroupMember* m : touched_) m->after_input(now);
+  if (!held) release();
 }
 
 SocketGroups::SocketGroups(boost::asio::io_context& io, std::size_t per_socket, std::uint16_t max_datagram)
@@ -175,6 +228,14 @@ void SocketGroups::sweep() {
     if (g->empty()) swept_unclaimed_ += g->unclaimed();
     return g->empty();
   });
+}
+
+void SocketGroups::hold() {
+  for (const auto& g : groups_) g->hold();
+}
+
+void SocketGroups::release() {
+  for (const auto& g : groups_) g->release();
 }
 
 std::uint64_t SocketGroups::unclaimed() const {

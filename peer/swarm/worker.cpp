@@ -81,7 +81,9 @@ WorkerSnapshot Worker::snapshot() {
 void Worker::tick() {
   if (stopping_) return;
   const auto now = Clock::now();
+  sockets_.hold();
   for (auto& p : peers_) p->poll(now);
+  sockets_.release();
   sockets_.sweep();
   if (++ticks_ % kSnapshotEvery == 0) publish();
   tick_timer_.expires_after(kTick);
