@@ -105,8 +105,10 @@ TEST(ReplayWindow, SeenBelowMatchesTheModel) {
   ReplayWindow w;
   Model m;
   std::mt19937_64 rng(7);
+  std::uint64_t jumped = 0;
   for (std::uint64_t i = 0; i < 5000; ++i) {
-    const std::uint64_t x = i + rng() % 300;  // late arrivals up to 300 behind
+    if (i % 700 == 699) jumped += 1 + rng() % 1500;    // a gap, at times longer than the window
+    const std::uint64_t x = jumped + i + rng() % 300;  // late arrivals up to 300 behind
     if (rng() % 4 == 0 || !w.check(x)) continue;
     w.accept(x);
     m.seen.insert(x);
