@@ -125,17 +125,19 @@ void SocketGroup::release() {
 
 void SocketGroup::flush() {
   if (held_.empty()) return;
-  std::array<mmsghdr, kHeld> messages{};
-  std::array<iovec, kHeld> iovs{};
-  std::array<sockaddr_storage, kHeld> names{};
+  // Only the n entries used are written: to_sockaddr and set_source clear what they fill.
+  std::array<mmsghdr, kHeld> messages;
+  std::array<iovec, kHeld> iovs;
+  std::array<sockaddr_storage, kHeld> names;
   struct alignas(cmsghdr) Control {
     char bytes[CMSG_SPACE(sizeof(in_pktinfo))];
   };
-  std::array<Control, kHeld> controls{};
+  std::array<Control, kHeld> controls;
   const std::size_t n = held_.size();
   for (std::size_t i = 0; i < n; ++i) {
     const Held& h = held_[i];
     iovs[i] = {held_bytes_.data() + h.offset, h.size};
+    messages[i] = {};
     msghdr& m = messages[i].msg_hdr;
     m.msg_name = &names[i];
     m.msg_namelen = h.to.to_sockaddr(names[i]);
