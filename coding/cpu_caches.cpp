@@ -69,6 +69,13 @@ std::string brand_string() {
   return s.empty() ? "unknown" : s;
 }
 
+unsigned read_family() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return 0;
+  const unsigned base = (eax >> 8) & 0xF;
+  return base == 0xF ? base + ((eax >> 20) & 0xFF) : base;
+}
+
 }  // namespace
 
 const CpuCaches& cpu_caches() {
@@ -79,6 +86,11 @@ const CpuCaches& cpu_caches() {
 const std::string& cpu_model() {
   static const std::string model = brand_string();
   return model;
+}
+
+unsigned cpu_family() {
+  static const unsigned family = read_family();
+  return family;
 }
 
 }  // namespace ncast::gf

@@ -17,5 +17,8 @@ struct CpuCaches {
 const CpuCaches& cpu_caches();
 // The processor's brand string from CPUID ("unknown" when the CPU has none).
 const std::string& cpu_model();
+// The processor's family as CPUID leaf 1 gives it, the extended family added (AMD Zen 4: 0x19, Zen 5:
+// 0x1A): virtual machines often hide the brand string's model name, not this.
+unsigned cpu_family();
 
 }  // namespace ncast::gf

@@ -52,12 +52,13 @@ void mul_add(std::uint8_t* dst, const std::uint8_t* src, std::uint8_t c, std::si
 // vpxord, leaves the affine unit the only bound: on Zen 4, 16 products took 16 cycles against 22.
 __m512i xor3(__m512i acc, __m512i a, __m512i b) { return _mm512_ternarylogic_epi64(acc, a, b, 0x96); }
 
-// A step's source lines fetched into L2 ahead of use, where prefetch_into_l2 (region_blocking.hpp) says so.
-template <bool Prefetch>
-void prefetch_step(const std::uint8_t* src) {
-  if constexpr (Prefetch) {
-    _mm_prefetch(reinterpret_cast<const char*>(src + kPrefetchDistance), _MM_HINT_T1);
-    _mm_prefetch(reinterpret_cast<const char*>(src + kPrefetchDistance + kVec), _MM_HINT_T1);
+// A step's source lines fetched ahead of use as prefetch_plan (region_blocking.hpp) says.
+template <Fetch F>
+void prefetch_step(const std::uint8_t* src, std::size_t distance) {
+  if constexpr (F != Fetch::none) {
+    constexpr _mm_hint hint = F == Fetch::into_l1 ? _MM_HINT_T0 : _MM_HINT_T1;
+    _mm_prefetch(reinterpret_cast<const char*>(src + distance), hint);
+    _mm_prefetch(reinterpret_cast<const char*>(src + distance + kVec), hint);
   }
 }
 
@@ -77,9 +78,11 @@ struct TableMats {
 };
 
 // One step of 2 vectors (so each broadcast matrix serves 128 bytes) for G outputs at column pos. Sources
-// are taken in pairs for xor3.
-template <std::size_t G, bool Acc, bool Prefetch, bool Stream, class Mats>
-void dot_step(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::size_t k, Mats mats, std::size_t pos) {
+// are taken in pairs for xor3. Inlined by force: with the resident kernels beside it GCC kept it out of
+// line, a call per step, and 32+8 at 4 KiB fell from 60 to 45 GB/s on Zen 5.
+template <std::size_t G, bool Acc, Fetch F, bool Stream, class Mats>
+[[gnu::always_inline]] inline void dot_step(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::size_t k,
+                                            Mats mats, std::size_t pos, std::size_t distance) {
   __m512i a[G], b[G];
   for (std::size_t g = 0; g < G; ++g) {
     a[g] = Acc ? _mm512_loadu_si512(dsts[g] + pos) : _mm512_setzero_si512();
@@ -89,8 +92,8 @@ void dot_step(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::s
   for (; s + 2 <= k; s += 2) {
     const __m512i x0 = _mm512_loadu_si512(srcs[s] + pos), y0 = _mm512_loadu_si512(srcs[s] + pos + kVec);
     const __m512i x1 = _mm512_loadu_si512(srcs[s + 1] + pos), y1 = _mm512_loadu_si512(srcs[s + 1] + pos + kVec);
-    prefetch_step<Prefetch>(srcs[s] + pos);
-    prefetch_step<Prefetch>(srcs[s + 1] + pos);
+    prefetch_step<F>(srcs[s] + pos, distance);
+    prefetch_step<F>(srcs[s + 1] + pos, distance);
     for (std::size_t g = 0; g < G; ++g) {
       const __m512i m0 = _mm512_set1_epi64(static_cast<long long>(mats.at(s, g)));
       const __m512i m1 = _mm512_set1_epi64(static_cast<long long>(mats.at(s + 1, g)));
@@ -100,7 +103,7 @@ void dot_step(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::s
   }
   if (s < k) {
     const __m512i x = _mm512_loadu_si512(srcs[s] + pos), y = _mm512_loadu_si512(srcs[s] + pos + kVec);
-    prefetch_step<Prefetch>(srcs[s] + pos);
+    prefetch_step<F>(srcs[s] + pos, distance);
     for (std::size_t g = 0; g < G; ++g) {
       a[g] = _mm512_xor_si512(a[g], times(x, mats.at(s, g)));
       b[g] = _mm512_xor_si512(b[g], times(y, mats.at(s, g)));
@@ -118,14 +121,14 @@ void dot_step(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::s
 }
 
 // G outputs over columns [off, off + n) of k sources: whole steps, then vectors under a byte mask.
-template <std::size_t G, bool Acc, bool Prefetch, bool Stream, class Mats>
+template <std::size_t G, bool Acc, Fetch F, bool Stream, class Mats>
 void dot_columns(std::uint8_t* const* group_dsts, const std::uint8_t* const* srcs, std::size_t k, Mats mats,
-                 std::size_t off, std::size_t n) {
+                 std::size_t off, std::size_t n, std::size_t distance = 0) {
   std::uint8_t* dsts[G];  // a local copy, so the compiler need not reload them after every store
   std::copy_n(group_dsts, G, dsts);
   const std::size_t end = off + n;
   std::size_t pos = off;
-  for (; pos + 2 * kVec <= end; pos += 2 * kVec) dot_step<G, Acc, Prefetch, Stream>(dsts, srcs, k, mats, pos);
+  for (; pos + 2 * kVec <= end; pos += 2 * kVec) dot_step<G, Acc, F, Stream>(dsts, srcs, k, mats, pos, distance);
   for (; pos < end; pos += kVec) {
     const __mmask64 km = tail_mask(end - pos);
     __m512i a[G];
@@ -139,17 +142,17 @@ void dot_columns(std::uint8_t* const* group_dsts, const std::uint8_t* const* src
   }
 }
 
-template <std::size_t G, bool Acc, bool Prefetch, bool Stream>
+template <std::size_t G, bool Acc, Fetch F, bool Stream>
 void dot_group(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::size_t k, const std::uint64_t* mats,
-               std::size_t off, std::size_t n) {
-  dot_columns<G, Acc, Prefetch, Stream>(dsts, srcs, k, ExpandedMats<G>{mats}, off, n);
+               std::size_t off, std::size_t n, std::size_t distance) {
+  dot_columns<G, Acc, F, Stream>(dsts, srcs, k, ExpandedMats<G>{mats}, off, n, distance);
 }
 
 // G outputs of a short call, their matrices looked up by coefficient (coefs: G rows of k).
 template <std::size_t G, bool Acc>
 void dot_group_from_table(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::size_t k,
                           const std::uint8_t* coefs, std::size_t len) {
-  dot_columns<G, Acc, false, false>(dsts, srcs, k, TableMats{coefs, k}, 0, len);
+  dot_columns<G, Acc, Fetch::none, false>(dsts, srcs, k, TableMats{coefs, k}, 0, len);
 }
 
 using TableGroupFn = void (*)(std::uint8_t* const*, const std::uint8_t* const*, std::size_t, const std::uint8_t*,
@@ -182,28 +185,146 @@ void dot_multi_from_table(std::uint8_t* const* dsts, std::size_t m, const std::u
   }
 }
 
-using GroupFn = void (*)(std::uint8_t* const*, const std::uint8_t* const*, std::size_t, const std::uint64_t*,
-                         std::size_t, std::size_t);
-template <bool Acc, bool Prefetch, bool Stream>
-constexpr GroupFn kGroupFns[kGroup + 1] = {nullptr,
-                                           dot_group<1, Acc, Prefetch, Stream>,
-                                           dot_group<2, Acc, Prefetch, Stream>,
-                                           dot_group<3, Acc, Prefetch, Stream>,
-                                           dot_group<4, Acc, Prefetch, Stream>,
-                                           dot_group<5, Acc, Prefetch, Stream>,
-                                           dot_group<6, Acc, Prefetch, Stream>,
-                                           dot_group<7, Acc, Prefetch, Stream>,
-                                           dot_group<8, Acc, Prefetch, Stream>};
-
-// The group kernels for one call: accumulating (never streamed), streaming or plain stores, prefetching or not.
-template <bool Prefetch>
-const GroupFn* group_fns(bool accumulate, bool stream) {
-  if (accumulate) return kGroupFns<true, Prefetch, false>;
-  return stream ? kGroupFns<false, Prefetch, true> : kGroupFns<false, Prefetch, false>;
+// V lines from src fetched ahead of use as prefetch_plan says (one per vector of a resident step).
+template <Fetch F, std::size_t V>
+void prefetch_lines(const std::uint8_t* src) {
+  if constexpr (F != Fetch::none) {
+    constexpr _mm_hint hint = F == Fetch::into_l1 ? _MM_HINT_T0 : _MM_HINT_T1;
+    for (std::size_t v = 0; v < V; ++v) _mm_prefetch(reinterpret_cast<const char*>(src + v * kVec), hint);
+  }
 }
 
-const GroupFn* group_fns(bool prefetch, bool accumulate, bool stream) {
-  return prefetch ? group_fns<true>(accumulate, stream) : group_fns<false>(accumulate, stream);
+// Calls whose whole matrix fits in the 32 registers beside the accumulators (4+2, 6+3, 8+3 and their
+// reconstructions) keep it there for the whole call. The general kernel broadcasts each matrix from memory
+// at every step, a load per two products, and on Zen 5 those loads, not the affine units, bounded it:
+// 8+3 at 64 KiB 98 GB/s against 172 with the matrices in registers, 6+3 88 against 157, 4+2 123
+// against 147 (ISA-L 2.32.1: 105, 106, 118).
+constexpr std::size_t kRegisters = 32;
+
+// Vectors per step for K sources and G outputs with the K·G matrices resident: as many as leave room for
+// the G·V accumulators, a pair of sources (2V) and the two products a pair makes; 0 when none fit.
+constexpr std::size_t resident_vectors(std::size_t k, std::size_t g) {
+  for (const std::size_t v : {4, 2, 1})
+    if (k * g + g * v + 2 * v + 2 <= kRegisters) return v;
+  return 0;
+}
+
+// Sources a resident kernel is instantiated for at most (one output: 16 of the 28 that would fit).
+constexpr std::size_t kResidentMaxSources = 16;
+
+// K sources into G outputs over len columns, mats as expand_by_group lays them out for one group of G.
+// The first source's products start the accumulators (no zeroing, a 1/K fewer xors); the rest go in
+// pairs through xor3; the columns short of a whole step take the general kernel's tail.
+template <std::size_t K, std::size_t G, bool Acc, Fetch F>
+void dot_resident(std::uint8_t* const* group_dsts, const std::uint8_t* const* group_srcs, const std::uint64_t* mats,
+                  std::size_t len, std::size_t distance) {
+  constexpr std::size_t V = resident_vectors(K, G);
+  __m512i mat[K][G];
+  for (std::size_t s = 0; s < K; ++s)
+    for (std::size_t g = 0; g < G; ++g) mat[s][g] = _mm512_set1_epi64(static_cast<long long>(mats[s * G + g]));
+  std::uint8_t* dsts[G];
+  const std::uint8_t* srcs[K];
+  std::copy_n(group_dsts, G, dsts);
+  std::copy_n(group_srcs, K, srcs);
+  std::size_t pos = 0;
+  for (; pos + V * kVec <= len; pos += V * kVec) {
+    __m512i acc[G][V];
+    __m512i x[V], y[V];
+    for (std::size_t v = 0; v < V; ++v) x[v] = _mm512_loadu_si512(srcs[0] + pos + v * kVec);
+    prefetch_lines<F, V>(srcs[0] + pos + distance);
+    for (std::size_t g = 0; g < G; ++g)
+      for (std::size_t v = 0; v < V; ++v) {
+        acc[g][v] = _mm512_gf2p8affine_epi64_epi8(x[v], mat[0][g], 0);
+        if constexpr (Acc) acc[g][v] = _mm512_xor_si512(acc[g][v], _mm512_loadu_si512(dsts[g] + pos + v * kVec));
+      }
+    std::size_t s = 1;
+    for (; s + 2 <= K; s += 2) {
+      for (std::size_t v = 0; v < V; ++v) {
+        x[v] = _mm512_loadu_si512(srcs[s] + pos + v * kVec);
+        y[v] = _mm512_loadu_si512(srcs[s + 1] + pos + v * kVec);
+      }
+      prefetch_lines<F, V>(srcs[s] + pos + distance);
+      prefetch_lines<F, V>(srcs[s + 1] + pos + distance);
+      for (std::size_t g = 0; g < G; ++g)
+        for (std::size_t v = 0; v < V; ++v)
+          acc[g][v] = xor3(acc[g][v], _mm512_gf2p8affine_epi64_epi8(x[v], mat[s][g], 0),
+                           _mm512_gf2p8affine_epi64_epi8(y[v], mat[s + 1][g], 0));
+    }
+    if (s < K) {
+      for (std::size_t v = 0; v < V; ++v) x[v] = _mm512_loadu_si512(srcs[s] + pos + v * kVec);
+      prefetch_lines<F, V>(srcs[s] + pos + distance);
+      for (std::size_t g = 0; g < G; ++g)
+        for (std::size_t v = 0; v < V; ++v)
+          acc[g][v] = _mm512_xor_si512(acc[g][v], _mm512_gf2p8affine_epi64_epi8(x[v], mat[s][g], 0));
+    }
+    for (std::size_t g = 0; g < G; ++g)
+      for (std::size_t v = 0; v < V; ++v) _mm512_storeu_si512(dsts[g] + pos + v * kVec, acc[g][v]);
+  }
+  if (pos < len) dot_columns<G, Acc, Fetch::none, false>(dsts, srcs, K, ExpandedMats<G>{mats}, pos, len - pos);
+}
+
+using ResidentFn = void (*)(std::uint8_t* const*, const std::uint8_t* const*, const std::uint64_t*, std::size_t,
+                            std::size_t);
+
+// The resident kernel for k sources and G outputs, nullptr where the matrix does not fit.
+template <std::size_t G, bool Acc, Fetch F, std::size_t K = 1>
+ResidentFn resident_for(std::size_t k) {
+  if constexpr (K > kResidentMaxSources || resident_vectors(K, G) == 0) return nullptr;
+  else return k == K ? dot_resident<K, G, Acc, F> : resident_for<G, Acc, F, K + 1>(k);
+}
+
+template <bool Acc, Fetch F>
+ResidentFn resident_for(std::size_t k, std::size_t m) {
+  switch (m) {
+    case 1: return resident_for<1, Acc, F>(k);
+    case 2: return resident_for<2, Acc, F>(k);
+    case 3: return resident_for<3, Acc, F>(k);
+    case 4: return resident_for<4, Acc, F>(k);
+    case 5: return resident_for<5, Acc, F>(k);
+    case 6: return resident_for<6, Acc, F>(k);
+    case 7: return resident_for<7, Acc, F>(k);
+    case 8: return resident_for<8, Acc, F>(k);
+    default: return nullptr;
+  }
+}
+
+// Resident kernels prefetch into L1 where the plan says so and not at all otherwise: a plan that
+// prefetches into L2 (more streams than the hardware prefetchers follow, on CPUs other than Zen 5) keeps
+// the general kernel, as measured.
+ResidentFn resident_kernel(std::size_t k, std::size_t m, bool accumulate, Fetch fetch) {
+  if (fetch == Fetch::into_l2) return nullptr;
+  if (fetch == Fetch::into_l1)
+    return accumulate ? resident_for<true, Fetch::into_l1>(k, m) : resident_for<false, Fetch::into_l1>(k, m);
+  return accumulate ? resident_for<true, Fetch::none>(k, m) : resident_for<false, Fetch::none>(k, m);
+}
+
+using GroupFn = void (*)(std::uint8_t* const*, const std::uint8_t* const*, std::size_t, const std::uint64_t*,
+                         std::size_t, std::size_t, std::size_t);
+template <bool Acc, Fetch F, bool Stream>
+constexpr GroupFn kGroupFns[kGroup + 1] = {nullptr,
+                                           dot_group<1, Acc, F, Stream>,
+                                           dot_group<2, Acc, F, Stream>,
+                                           dot_group<3, Acc, F, Stream>,
+                                           dot_group<4, Acc, F, Stream>,
+                                           dot_group<5, Acc, F, Stream>,
+                                           dot_group<6, Acc, F, Stream>,
+                                           dot_group<7, Acc, F, Stream>,
+                                           dot_group<8, Acc, F, Stream>};
+
+// The group kernels for one call: accumulating (never streamed), streaming or plain stores, prefetching or not.
+template <Fetch F>
+const GroupFn* group_fns(bool accumulate, bool stream) {
+  if (accumulate) return kGroupFns<true, F, false>;
+  return stream ? kGroupFns<false, F, true> : kGroupFns<false, F, false>;
+}
+
+const GroupFn* group_fns(Fetch fetch, bool accumulate, bool stream) {
+  switch (fetch) {
+    case Fetch::into_l2: return group_fns<Fetch::into_l2>(accumulate, stream);
+    case Fetch::into_l1: return group_fns<Fetch::into_l1>(accumulate, stream);
+    case Fetch::none: break;
+  }
+  return group_fns<Fetch::none>(accumulate, stream);
 }
 
 void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* const* srcs, std::size_t k,
@@ -214,13 +335,17 @@ void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* con
   const std::uint64_t* mats =
       expand_cached(cache, coefs, m, k, kGroup, [](std::uint8_t c) { return kAffineMatrix[c]; });
   const bool stream = streaming_pays(dsts, m, len, accumulate, kVec);
-  const GroupFn* fns = group_fns(prefetch_into_l2(k, m, len), accumulate, stream);
+  const PrefetchPlan plan = prefetch_plan(k, m, len);
+  if (!stream)
+    if (const ResidentFn resident = resident_kernel(k, m, accumulate, plan.fetch))
+      return resident(dsts, srcs, mats, len, plan.distance);
+  const GroupFn* fns = group_fns(plan.fetch, accumulate, stream);
   // One group over one chunk, the narrow codes on short regions, goes straight to its kernel: there the
   // block loop's bookkeeping was a tenth of a 4 KiB 4+2 encode.
-  if (m <= kGroup && len <= column_chunk(k)) fns[m](dsts, srcs, k, mats, 0, len);
+  if (m <= kGroup && len <= column_chunk(k)) fns[m](dsts, srcs, k, mats, 0, len, plan.distance);
   else
     for_each_block(m, k, len, kGroup, [&](std::size_t g0, std::size_t gs, std::size_t off, std::size_t n) {
-      fns[gs](dsts + g0, srcs, k, mats + g0 * k, off, n);
+      fns[gs](dsts + g0, srcs, k, mats + g0 * k, off, n, plan.distance);
     });
   if (stream) _mm_sfence();  // streaming stores are weakly ordered; publish them before returning
 }

@@ -133,6 +133,15 @@ TEST_P(RegionKernelTest, DotMultiShapes) {
         for (bool acc : {false, true}) check_dot(this->k(), k, m, len, acc, false, rng);
 }
 
+TEST_P(RegionKernelTest, DotMultiSmallMatricesOfEverySize) {
+  // Every source count up to 17 with every output count up to 8 (on AVX-512 + GFNI those whose matrix
+  // fits in registers take a kernel each, instantiated per shape), over whole steps of 4, 2 and 1 vectors
+  // and a ragged tail (4·64·3 + 64 + 17 bytes).
+  for (std::size_t k = 1; k <= 17; ++k)
+    for (std::size_t m = 1; m <= 8; ++m)
+      for (bool acc : {false, true}) check_dot(this->k(), k, m, 4 * 64 * 3 + 64 + 17, acc, false, rng);
+}
+
 TEST_P(RegionKernelTest, DotMultiSpansColumnChunks) {
   // Long regions cross the cache-blocking chunk boundaries, including a ragged last chunk.
   check_dot(k(), 10, 4, 3 * 65536 + 77, false, false, rng);
@@ -141,9 +150,9 @@ TEST_P(RegionKernelTest, DotMultiSpansColumnChunks) {
 }
 
 TEST_P(RegionKernelTest, DotMultiPrefetchedSources) {
-  // Regions past half of L2 take the kernels that prefetch into L2 (on AMD only 16 streams beyond twice
-  // L2, hence 13 sources), with sources in pairs and an odd one last; outputs start as poison or are
-  // accumulated into.
+  // Regions past half of L2 take the kernels that prefetch (on Zen 4 into L2, and only 16 streams beyond
+  // twice L2, hence 13 sources; on Zen 5 into L1, also the kernels whose matrix stays in registers), with
+  // sources in pairs and an odd one last; outputs start as poison or are accumulated into.
   for (std::size_t k : {3, 8, 9, 13})
     for (bool acc : {false, true}) check_dot(this->k(), k, 3, (1 << 18) + 33, acc, false, rng);
 }

@@ -111,10 +111,11 @@ std::string size_text(std::size_t bytes) {
   return std::to_string(bytes >> 10) + " KiB";
 }
 
-// "AMD EPYC 9B45, L2 1 MiB, L3 32 MiB": what a figure from another machine needs beside it.
+// "AMD EPYC 9B45 (family 26), L2 1 MiB, L3 32 MiB": what a figure from another machine needs beside it
+// (the family tells Zen 4 from Zen 5 where a virtual machine's brand string is only "AMD EPYC").
 const std::string& machine() {
-  static const std::string text =
-      gf::cpu_model() + ", L2 " + size_text(gf::cpu_caches().l2) + ", L3 " + size_text(gf::cpu_caches().l3);
+  static const std::string text = gf::cpu_model() + " (family " + std::to_string(gf::cpu_family()) + "), L2 " +
+                                  size_text(gf::cpu_caches().l2) + ", L3 " + size_text(gf::cpu_caches().l3);
   return text;
 }
 
