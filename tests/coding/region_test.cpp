@@ -142,6 +142,14 @@ TEST_P(RegionKernelTest, DotMultiSmallMatricesOfEverySize) {
       for (bool acc : {false, true}) check_dot(this->k(), k, m, 4 * 64 * 3 + 64 + 17, acc, false, rng);
 }
 
+TEST_P(RegionKernelTest, DotMultiInBlocksOfSources) {
+  // Up to 4 outputs from more sources than fit in registers run, on AVX-512 + GFNI, as blocks of sources
+  // over column chunks of the outputs (2 blocks for 10+4 and 12+4, 3 for 16+4 and 17+3), each block after
+  // the first accumulating: several chunks and a ragged last one, outputs poisoned or accumulated into.
+  for (const auto& [k, m] : {std::pair<std::size_t, std::size_t>{10, 4}, {12, 4}, {16, 4}, {17, 3}, {24, 2}, {32, 1}})
+    for (bool acc : {false, true}) check_dot(this->k(), k, m, 20000 + 77, acc, false, rng);
+}
+
 TEST_P(RegionKernelTest, DotMultiSpansColumnChunks) {
   // Long regions cross the cache-blocking chunk boundaries, including a ragged last chunk.
   check_dot(k(), 10, 4, 3 * 65536 + 77, false, false, rng);
