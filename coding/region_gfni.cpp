@@ -215,7 +215,7 @@ constexpr std::size_t kResidentMaxSources = 16;
 // K sources into G outputs over len columns, mats as expand_by_group lays them out for one group of G.
 // The first source's products start the accumulators (no zeroing, a 1/K fewer xors); the rest go in
 // pairs through xor3; the columns short of a whole step take the general kernel's tail.
-template <std::size_t K, std::size_t G, bool Acc, Fetch F>
+template <std::size_t K, std::size_t G, bool Acc, Fetch F, bool Stream>
 void dot_resident(std::uint8_t* const* group_dsts, const std::uint8_t* const* group_srcs, const std::uint64_t* mats,
                   std::size_t off, std::size_t n, std::size_t distance) {
   constexpr std::size_t V = resident_vectors(K, G);
@@ -259,7 +259,10 @@ void dot_resident(std::uint8_t* const* group_dsts, const std::uint8_t* const* gr
           acc[g][v] = _mm512_xor_si512(acc[g][v], _mm512_gf2p8affine_epi64_epi8(x[v], mat[s][g], 0));
     }
     for (std::size_t g = 0; g < G; ++g)
-      for (std::size_t v = 0; v < V; ++v) _mm512_storeu_si512(dsts[g] + pos + v * kVec, acc[g][v]);
+      for (std::size_t v = 0; v < V; ++v) {
+        if constexpr (Stream) _mm512_stream_si512(reinterpret_cast<__m512i*>(dsts[g] + pos + v * kVec), acc[g][v]);
+        else _mm512_storeu_si512(dsts[g] + pos + v * kVec, acc[g][v]);
+      }
   }
   if (pos < end) dot_columns<G, Acc, Fetch::none, false>(dsts, srcs, K, ExpandedMats<G>{mats}, pos, end - pos);
 }
@@ -268,35 +271,44 @@ using ResidentFn = void (*)(std::uint8_t* const*, const std::uint8_t* const*, co
                             std::size_t, std::size_t);
 
 // The resident kernel for k sources and G outputs, nullptr where the matrix does not fit.
-template <std::size_t G, bool Acc, Fetch F, std::size_t K = 1>
+template <std::size_t G, bool Acc, Fetch F, bool Stream, std::size_t K = 1>
 ResidentFn resident_for(std::size_t k) {
   if constexpr (K > kResidentMaxSources || resident_vectors(K, G) == 0) return nullptr;
-  else return k == K ? dot_resident<K, G, Acc, F> : resident_for<G, Acc, F, K + 1>(k);
+  else return k == K ? dot_resident<K, G, Acc, F, Stream> : resident_for<G, Acc, F, Stream, K + 1>(k);
 }
 
-template <bool Acc, Fetch F>
+template <bool Acc, Fetch F, bool Stream>
 ResidentFn resident_for(std::size_t k, std::size_t m) {
   switch (m) {
-    case 1: return resident_for<1, Acc, F>(k);
-    case 2: return resident_for<2, Acc, F>(k);
-    case 3: return resident_for<3, Acc, F>(k);
-    case 4: return resident_for<4, Acc, F>(k);
-    case 5: return resident_for<5, Acc, F>(k);
-    case 6: return resident_for<6, Acc, F>(k);
-    case 7: return resident_for<7, Acc, F>(k);
-    case 8: return resident_for<8, Acc, F>(k);
+    case 1: return resident_for<1, Acc, F, Stream>(k);
+    case 2: return resident_for<2, Acc, F, Stream>(k);
+    case 3: return resident_for<3, Acc, F, Stream>(k);
+    case 4: return resident_for<4, Acc, F, Stream>(k);
+    case 5: return resident_for<5, Acc, F, Stream>(k);
+    case 6: return resident_for<6, Acc, F, Stream>(k);
+    case 7: return resident_for<7, Acc, F, Stream>(k);
+    case 8: return resident_for<8, Acc, F, Stream>(k);
     default: return nullptr;
   }
+}
+
+// Accumulating (never streamed), streaming or plain stores.
+template <Fetch F>
+ResidentFn resident_for(std::size_t k, std::size_t m, bool accumulate, bool stream) {
+  if (accumulate) return resident_for<true, F, false>(k, m);
+  return stream ? resident_for<false, F, true>(k, m) : resident_for<false, F, false>(k, m);
 }
 
 // Resident kernels prefetch into L1 where the plan says so and not at all otherwise: a plan that
 // prefetches into L2 (more streams than the hardware prefetchers follow, on CPUs other than Zen 5) keeps
 // the general kernel, as measured.
-ResidentFn resident_kernel(std::size_t k, std::size_t m, bool accumulate, Fetch fetch) {
-  if (fetch == Fetch::into_l2) return nullptr;
-  if (fetch == Fetch::into_l1)
-    return accumulate ? resident_for<true, Fetch::into_l1>(k, m) : resident_for<false, Fetch::into_l1>(k, m);
-  return accumulate ? resident_for<true, Fetch::none>(k, m) : resident_for<false, Fetch::none>(k, m);
+ResidentFn resident_kernel(std::size_t k, std::size_t m, bool accumulate, bool stream, Fetch fetch) {
+  switch (fetch) {
+    case Fetch::into_l2: return nullptr;
+    case Fetch::into_l1: return resident_for<Fetch::into_l1>(k, m, accumulate, stream);
+    case Fetch::none: break;
+  }
+  return resident_for<Fetch::none>(k, m, accumulate, stream);
 }
 
 using GroupFn = void (*)(std::uint8_t* const*, const std::uint8_t* const*, std::size_t, const std::uint64_t*,
@@ -362,8 +374,8 @@ bool dot_blocked(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* c
   for (std::size_t off = 0; off < len; off += chunk) {
     const std::size_t n = std::min(chunk, len - off);
     for (std::size_t s0 = 0; s0 < k; s0 += per)
-      resident_kernel(std::min(per, k - s0), m, accumulate || s0 > 0, plan.fetch)(dsts, srcs + s0, mats + s0 * m, off,
-                                                                                  n, plan.distance);
+      resident_kernel(std::min(per, k - s0), m, accumulate || s0 > 0, false, plan.fetch)(dsts, srcs + s0, mats + s0 * m,
+                                                                                         off, n, plan.distance);
   }
   return true;
 }
@@ -375,11 +387,14 @@ void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* con
   thread_local ExpansionCache<std::uint64_t> cache;
   const std::uint64_t* mats =
       expand_cached(cache, coefs, m, k, kGroup, [](std::uint8_t c) { return kAffineMatrix[c]; });
-  const bool stream = streaming_pays(dsts, m, len, accumulate, kVec);
   const PrefetchPlan plan = prefetch_plan(k, m, len);
-  if (!stream)
-    if (const ResidentFn resident = resident_kernel(k, m, accumulate, plan.fetch))
-      return resident(dsts, srcs, mats, 0, len, plan.distance);
+  const bool resident_streams = streaming_pays(dsts, m, len, accumulate, kVec, resident_streaming_min_bytes());
+  if (const ResidentFn resident = resident_kernel(k, m, accumulate, resident_streams, plan.fetch)) {
+    resident(dsts, srcs, mats, 0, len, plan.distance);
+    if (resident_streams) _mm_sfence();  // streaming stores are weakly ordered; publish them before returning
+    return;
+  }
+  const bool stream = streaming_pays(dsts, m, len, accumulate, kVec, streaming_min_bytes());
   if (!stream && dot_blocked(dsts, m, srcs, k, mats, len, accumulate, plan)) return;
   const GroupFn* fns = group_fns(plan.fetch, accumulate, stream);
   // One group over one chunk, the narrow codes on short regions, goes straight to its kernel: there the
