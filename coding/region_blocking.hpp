@@ -55,14 +55,18 @@ inline bool prefetch_into_l2(std::size_t k, std::size_t m, std::size_t len) {
   return intel;
 }
 
-// Zen 5 (AMD family 0x1A) is the one CPU here on which prefetching into L1 pays: on the EPYC VM, with the
-// general kernel, 1 KiB ahead beyond twice L2 took 1 MiB shards from 59 to 78 GB/s (10+4), 40 to 56
-// (16+4), 43 to 60 (17+3); 256 bytes ahead within it, for 16 streams or more, 64 KiB shards from 80 to
-// 92-93 (12+4, 16+4), 90-92 to 96-98 (17+3), while fewer streams lost to it (4+2 125 -> 91).
-inline bool prefetches_into_l1() {
-  static const bool zen5 = __builtin_cpu_is("amd") && cpu_family() >= 0x1A;
-  return zen5;
+// Zen 5 (AMD family 0x1A and later), where some choices below differ from those measured on Zen 4 and
+// the Xeon.
+inline bool zen5() {
+  static const bool is = __builtin_cpu_is("amd") && cpu_family() >= 0x1A;
+  return is;
 }
+
+// Zen 5 is the one CPU here on which prefetching into L1 pays: on the EPYC VM, with the general kernel,
+// 1 KiB ahead beyond twice L2 took 1 MiB shards from 59 to 78 GB/s (10+4), 40 to 56 (16+4), 43 to 60
+// (17+3); 256 bytes ahead within it, for 16 streams or more, 64 KiB shards from 80 to 92-93 (12+4,
+// 16+4), 90-92 to 96-98 (17+3), while fewer streams lost to it (4+2 125 -> 91).
+inline bool prefetches_into_l1() { return zen5(); }
 inline constexpr std::size_t kL1PrefetchMinStreams = 16;
 inline constexpr std::size_t kL1PrefetchNear = 256;
 
@@ -94,11 +98,11 @@ inline std::size_t streaming_min_bytes() {
 
 // On Zen 5 the kernels that keep their matrix in registers, whose 1 MiB shards run at the pace of L3
 // and memory, stream from L2's size on: 4+2 70 -> 81 GB/s, 6+3 66 -> 75, 8+3 58 -> 80 (ISA-L 2.32.1:
-// 63, 56, 59), where the general and block kernels lost to it (10+4 65 -> 45, 12+4 60 -> 41).
-inline std::size_t resident_streaming_min_bytes() {
-  static const std::size_t bytes = prefetches_into_l1() ? l2_bytes() : streaming_min_bytes();
-  return bytes;
-}
+// 63, 56, 59), where the general and block kernels lost to it (10+4 65 -> 45, 12+4 60 -> 41). On the
+// Xeon a call that streams does better with the general kernel (1 MiB shards, ratio to ISA-L over 3
+// runs: 8+3 1.21-1.24 against 1.15-1.18 resident, 6+3 1.24-1.27 against 1.20-1.25), so there streaming
+// calls are not resident ones.
+inline bool resident_kernels_stream() { return zen5(); }
 
 // Whether dot_multi should write its m outputs with streaming stores of `align`-byte vectors: they are
 // not accumulated into, aligned, and min_bytes or more in total. The price is that they leave the caches.

@@ -345,7 +345,8 @@ const GroupFn* group_fns(Fetch fetch, bool accumulate, bool stream) {
 // on Zen 5 against the general kernel (GB/s, ISA-L 2.32.1 beside): at 4 KiB 10+4 91 -> 114-122 (80),
 // 12+4 92 -> 107-109 (79), 16+4 97 -> 108-110 (81), 17+3 105 -> 124-126 (105); at 64 KiB 10+4 87 -> 99-110
 // (72), 12+4 90 -> 92-98 (69), but 16+4 91 -> 82-84 and 17+3 95 -> 85-88, so calls of three blocks or
-// more take blocks only while they fit in L2.
+// more take blocks only while they fit in L2. On the Xeon blocks lost (ratio to ISA-L over 3 runs: 10+4
+// at 64 KiB 1.03-1.07 against 1.21-1.23, 12+4 at 4 KiB 1.07-1.11 against 1.17-1.44): Zen 5 only.
 constexpr std::size_t kBlockedMaxOutputs = 4;
 constexpr std::size_t kBlockedMaxSources = 32;
 constexpr std::size_t kBlockedMaxBlocksBeyondL2 = 2;
@@ -366,7 +367,7 @@ inline std::size_t blocked_chunk(std::size_t g) {
 // Runs the call as blocks where that pays (returns false, doing nothing, otherwise).
 bool dot_blocked(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* const* srcs, std::size_t k,
                  const std::uint64_t* mats, std::size_t len, bool accumulate, const PrefetchPlan& plan) {
-  if (m > kBlockedMaxOutputs || k > kBlockedMaxSources || plan.fetch == Fetch::into_l2) return false;
+  if (!zen5() || m > kBlockedMaxOutputs || k > kBlockedMaxSources || plan.fetch == Fetch::into_l2) return false;
   const std::size_t most = block_sources(m);
   const std::size_t blocks = (k + most - 1) / most, per = (k + blocks - 1) / blocks;
   if (blocks > kBlockedMaxBlocksBeyondL2 && (k + m) * len > l2_bytes()) return false;
@@ -388,13 +389,14 @@ void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* con
   const std::uint64_t* mats =
       expand_cached(cache, coefs, m, k, kGroup, [](std::uint8_t c) { return kAffineMatrix[c]; });
   const PrefetchPlan plan = prefetch_plan(k, m, len);
-  const bool resident_streams = streaming_pays(dsts, m, len, accumulate, kVec, resident_streaming_min_bytes());
-  if (const ResidentFn resident = resident_kernel(k, m, accumulate, resident_streams, plan.fetch)) {
-    resident(dsts, srcs, mats, 0, len, plan.distance);
-    if (resident_streams) _mm_sfence();  // streaming stores are weakly ordered; publish them before returning
-    return;
-  }
   const bool stream = streaming_pays(dsts, m, len, accumulate, kVec, streaming_min_bytes());
+  const bool resident_streams = resident_kernels_stream() && streaming_pays(dsts, m, len, accumulate, kVec, l2_bytes());
+  if (!stream || resident_streams)
+    if (const ResidentFn resident = resident_kernel(k, m, accumulate, resident_streams, plan.fetch)) {
+      resident(dsts, srcs, mats, 0, len, plan.distance);
+      if (resident_streams) _mm_sfence();  // streaming stores are weakly ordered; publish them before returning
+      return;
+    }
   if (!stream && dot_blocked(dsts, m, srcs, k, mats, len, accumulate, plan)) return;
   const GroupFn* fns = group_fns(plan.fetch, accumulate, stream);
   // One group over one chunk, the narrow codes on short regions, goes straight to its kernel: there the
