@@ -64,8 +64,9 @@ inline bool zen5() {
 
 // Zen 5 is the one CPU here on which prefetching into L1 pays: on the EPYC VM, with the general kernel,
 // 1 KiB ahead beyond twice L2 took 1 MiB shards from 59 to 78 GB/s (10+4), 40 to 56 (16+4), 43 to 60
-// (17+3); 256 bytes ahead within it, for 16 streams or more, 64 KiB shards from 80 to 92-93 (12+4,
-// 16+4), 90-92 to 96-98 (17+3), while fewer streams lost to it (4+2 125 -> 91).
+// (17+3); 256 bytes ahead within it, for 16 streams or more read in one pass, 64 KiB shards from 80
+// to 92-93 (12+4, 16+4), 90-92 to 96-98 (17+3), while fewer streams lost to it (4+2 125 -> 91), and so
+// did calls whose later output groups find the sources in L2 (RLNC's 128 x 128 at 4 KiB 3.55 -> 3.30).
 inline bool prefetches_into_l1() { return zen5(); }
 inline constexpr std::size_t kL1PrefetchMinStreams = 16;
 inline constexpr std::size_t kL1PrefetchNear = 256;
@@ -77,12 +78,13 @@ struct PrefetchPlan {
   std::size_t distance = 0;
 };
 
-inline PrefetchPlan prefetch_plan(std::size_t k, std::size_t m, std::size_t len) {
+// The plan for k sources and m outputs computed `group` at a time (one pass over the sources per group).
+inline PrefetchPlan prefetch_plan(std::size_t k, std::size_t m, std::size_t len, std::size_t group) {
   if (!prefetches_into_l1())
     return prefetch_into_l2(k, m, len) ? PrefetchPlan{Fetch::into_l2, kPrefetchDistance} : PrefetchPlan{};
   if (!prefetch_pays(k, m, len)) return {};
   if ((k + m) * len > 2 * l2_bytes()) return {Fetch::into_l1, kPrefetchDistance};
-  return k + m >= kL1PrefetchMinStreams ? PrefetchPlan{Fetch::into_l1, kL1PrefetchNear} : PrefetchPlan{};
+  return k + m >= kL1PrefetchMinStreams && m <= group ? PrefetchPlan{Fetch::into_l1, kL1PrefetchNear} : PrefetchPlan{};
 }
 
 // Outputs this large in total are written with streaming stores by the AVX-512 kernels, skipping

@@ -342,14 +342,16 @@ const GroupFn* group_fns(Fetch fetch, bool accumulate, bool stream) {
 
 // Calls of a few outputs whose matrix does not fit in registers run as blocks of sources that do, each
 // block after the first accumulating into a column chunk of the outputs that is still in L1. Measured
-// on Zen 5 against the general kernel (GB/s, ISA-L 2.32.1 beside): at 4 KiB 10+4 91 -> 114-122 (80),
-// 12+4 92 -> 107-109 (79), 16+4 97 -> 108-110 (81), 17+3 105 -> 124-126 (105); at 64 KiB 10+4 87 -> 99-110
-// (72), 12+4 90 -> 92-98 (69), but 16+4 91 -> 82-84 and 17+3 95 -> 85-88, so calls of three blocks or
-// more take blocks only while they fit in L2. On the Xeon blocks lost (ratio to ISA-L over 3 runs: 10+4
-// at 64 KiB 1.03-1.07 against 1.21-1.23, 12+4 at 4 KiB 1.07-1.11 against 1.17-1.44): Zen 5 only.
+// on Zen 5 against the general kernel (GB/s, ISA-L 2.32.1 beside): at 4 KiB 10+4 91 -> 111-122 (80),
+// 12+4 92 -> 107-109 (79), 16+4 97 -> 108-110 (81), 17+3 105 -> 124-126 (105); at 1 MiB, two blocks,
+// 10+4 59-63 -> 63-65 (54-57), 12+4 59-60 -> 61-63 (40-41); but between half of L2 and twice L2, where
+// the general kernel prefetches, it won (64 KiB: 10+4 96-100 against 88-91, 12+4 94-98 against 82-85),
+// as it did for three blocks beyond (1 MiB 16+4 and 17+3). On the Xeon blocks lost (ratio to ISA-L over
+// 3 runs: 10+4 at 64 KiB 1.03-1.07 against 1.21-1.23, 12+4 at 4 KiB 1.07-1.11 against 1.17-1.44): Zen 5
+// only.
 constexpr std::size_t kBlockedMaxOutputs = 4;
 constexpr std::size_t kBlockedMaxSources = 32;
-constexpr std::size_t kBlockedMaxBlocksBeyondL2 = 2;
+constexpr std::size_t kBlockedMaxBlocksBeyondL2 = 2;  // beyond twice L2
 
 // Sources per block for G outputs: the most whose matrices stay resident.
 constexpr std::size_t block_sources(std::size_t g) {
@@ -370,7 +372,7 @@ bool dot_blocked(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* c
   if (!zen5() || m > kBlockedMaxOutputs || k > kBlockedMaxSources || plan.fetch == Fetch::into_l2) return false;
   const std::size_t most = block_sources(m);
   const std::size_t blocks = (k + most - 1) / most, per = (k + blocks - 1) / blocks;
-  if (blocks > kBlockedMaxBlocksBeyondL2 && (k + m) * len > l2_bytes()) return false;
+  if (prefetch_pays(k, m, len) && (blocks > kBlockedMaxBlocksBeyondL2 || (k + m) * len <= 2 * l2_bytes())) return false;
   const std::size_t chunk = blocked_chunk(m);
   for (std::size_t off = 0; off < len; off += chunk) {
     const std::size_t n = std::min(chunk, len - off);
@@ -388,7 +390,7 @@ void dot_multi(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* con
   thread_local ExpansionCache<std::uint64_t> cache;
   const std::uint64_t* mats =
       expand_cached(cache, coefs, m, k, kGroup, [](std::uint8_t c) { return kAffineMatrix[c]; });
-  const PrefetchPlan plan = prefetch_plan(k, m, len);
+  const PrefetchPlan plan = prefetch_plan(k, m, len, kGroup);
   const bool stream = streaming_pays(dsts, m, len, accumulate, kVec, streaming_min_bytes());
   const bool resident_streams = resident_kernels_stream() && streaming_pays(dsts, m, len, accumulate, kVec, l2_bytes());
   if (!stream || resident_streams)
