@@ -62,11 +62,13 @@ inline bool zen5() {
   return is;
 }
 
-// Zen 5 is the one CPU here on which prefetching into L1 pays: on the EPYC VM, with the general kernel,
-// 1 KiB ahead beyond twice L2 took 1 MiB shards from 59 to 78 GB/s (10+4), 40 to 56 (16+4), 43 to 60
-// (17+3); 256 bytes ahead within it, for 16 streams or more read in one pass, 64 KiB shards from 80
-// to 92-93 (12+4, 16+4), 90-92 to 96-98 (17+3), while fewer streams lost to it (4+2 125 -> 91), and so
-// did calls whose later output groups find the sources in L2 (RLNC's 128 x 128 at 4 KiB 3.55 -> 3.30).
+// Zen 5 is the one CPU here on which prefetching into L1 pays, for calls that read their sources in
+// one pass (later output groups find them in L2, and RLNC's 128 x 128 at 4 KiB lost 7 % to it, 128+32
+// at 1 MiB 6.44-6.50x ISA-L with the L2 prefetch against 6.05-6.15x): on the EPYC VM, with the general
+// kernel, 1 KiB ahead beyond twice L2 took 1 MiB shards from 59 to 78 GB/s (10+4), 40 to 56 (16+4), 43
+// to 60 (17+3); 256 bytes ahead beyond L2 but within twice it, for 16 streams or more, 16+4 at 64 KiB
+// from 0.92-0.96x ISA-L to 1.23x, while within L2 (12+4 at 64 KiB: 1.25-1.31x without, 1.16-1.18x with)
+// and for fewer streams (4+2: 125 -> 91 GB/s) it lost.
 inline bool prefetches_into_l1() { return zen5(); }
 inline constexpr std::size_t kL1PrefetchMinStreams = 16;
 inline constexpr std::size_t kL1PrefetchNear = 256;
@@ -80,11 +82,12 @@ struct PrefetchPlan {
 
 // The plan for k sources and m outputs computed `group` at a time (one pass over the sources per group).
 inline PrefetchPlan prefetch_plan(std::size_t k, std::size_t m, std::size_t len, std::size_t group) {
-  if (!prefetches_into_l1())
+  if (!prefetches_into_l1() || m > group)
     return prefetch_into_l2(k, m, len) ? PrefetchPlan{Fetch::into_l2, kPrefetchDistance} : PrefetchPlan{};
-  if (!prefetch_pays(k, m, len)) return {};
-  if ((k + m) * len > 2 * l2_bytes()) return {Fetch::into_l1, kPrefetchDistance};
-  return k + m >= kL1PrefetchMinStreams && m <= group ? PrefetchPlan{Fetch::into_l1, kL1PrefetchNear} : PrefetchPlan{};
+  const std::size_t bytes = (k + m) * len;
+  if (bytes > 2 * l2_bytes()) return {Fetch::into_l1, kPrefetchDistance};
+  if (bytes > l2_bytes() && k + m >= kL1PrefetchMinStreams) return {Fetch::into_l1, kL1PrefetchNear};
+  return {};
 }
 
 // Outputs this large in total are written with streaming stores by the AVX-512 kernels, skipping
