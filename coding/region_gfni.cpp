@@ -52,14 +52,20 @@ void mul_add(std::uint8_t* dst, const std::uint8_t* src, std::uint8_t c, std::si
 // vpxord, leaves the affine unit the only bound: on Zen 4, 16 products took 16 cycles against 22.
 __m512i xor3(__m512i acc, __m512i a, __m512i b) { return _mm512_ternarylogic_epi64(acc, a, b, 0x96); }
 
-// A step's source lines fetched ahead of use as prefetch_plan (region_blocking.hpp) says.
+// The line at p fetched into the level prefetch_plan (region_blocking.hpp) chose, or nothing. Inlined by
+// force, as are its callers: GCC took an out-of-line function holding only a prefetch for one without
+// effects and dropped the calls to it.
 template <Fetch F>
-void prefetch_step(const std::uint8_t* src, std::size_t distance) {
-  if constexpr (F != Fetch::none) {
-    constexpr _mm_hint hint = F == Fetch::into_l1 ? _MM_HINT_T0 : _MM_HINT_T1;
-    _mm_prefetch(reinterpret_cast<const char*>(src + distance), hint);
-    _mm_prefetch(reinterpret_cast<const char*>(src + distance + kVec), hint);
-  }
+[[gnu::always_inline]] inline void prefetch_line(const std::uint8_t* p) {
+  if constexpr (F == Fetch::into_l1) _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0);
+  else if constexpr (F == Fetch::into_l2) _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T1);
+}
+
+// A step's two source lines fetched `distance` ahead of use.
+template <Fetch F>
+[[gnu::always_inline]] inline void prefetch_step(const std::uint8_t* src, std::size_t distance) {
+  prefetch_line<F>(src + distance);
+  prefetch_line<F>(src + distance + kVec);
 }
 
 // Where a group kernel finds the matrix of source s for its output g: among the constants expanded for
@@ -185,13 +191,10 @@ void dot_multi_from_table(std::uint8_t* const* dsts, std::size_t m, const std::u
   }
 }
 
-// V lines from src fetched ahead of use as prefetch_plan says (one per vector of a resident step).
+// V lines from src fetched ahead of use (one per vector of a resident step).
 template <Fetch F, std::size_t V>
-void prefetch_lines(const std::uint8_t* src) {
-  if constexpr (F != Fetch::none) {
-    constexpr _mm_hint hint = F == Fetch::into_l1 ? _MM_HINT_T0 : _MM_HINT_T1;
-    for (std::size_t v = 0; v < V; ++v) _mm_prefetch(reinterpret_cast<const char*>(src + v * kVec), hint);
-  }
+[[gnu::always_inline]] inline void prefetch_lines(const std::uint8_t* src) {
+  for (std::size_t v = 0; v < V; ++v) prefetch_line<F>(src + v * kVec);
 }
 
 // Calls whose whole matrix fits in the 32 registers beside the accumulators (4+2, 6+3, 8+3 and their
@@ -212,9 +215,64 @@ constexpr std::size_t resident_vectors(std::size_t k, std::size_t g) {
 // Sources a resident kernel is instantiated for at most (one output: 16 of the 28 that would fit).
 constexpr std::size_t kResidentMaxSources = 16;
 
-// K sources into G outputs over len columns, mats as expand_by_group lays them out for one group of G.
-// The first source's products start the accumulators (no zeroing, a 1/K fewer xors); the rest go in
-// pairs through xor3; the columns short of a whole step take the general kernel's tail.
+// The parts of a resident kernel's step of V vectors at column pos, inlined by force so that the
+// matrices and accumulators they share stay in registers. The first source's products start the
+// accumulators (no zeroing, a 1/K fewer xors; accumulating calls add the outputs in) ...
+template <std::size_t K, std::size_t G, std::size_t V, bool Acc, Fetch F>
+[[gnu::always_inline]] inline void start_accumulators(__m512i (&acc)[G][V], const __m512i (&mat)[K][G],
+                                                      std::uint8_t* const* dsts, const std::uint8_t* const* srcs,
+                                                      std::size_t pos, std::size_t distance) {
+  __m512i x[V];
+  for (std::size_t v = 0; v < V; ++v) x[v] = _mm512_loadu_si512(srcs[0] + pos + v * kVec);
+  prefetch_lines<F, V>(srcs[0] + pos + distance);
+  for (std::size_t g = 0; g < G; ++g)
+    for (std::size_t v = 0; v < V; ++v) {
+      acc[g][v] = _mm512_gf2p8affine_epi64_epi8(x[v], mat[0][g], 0);
+      if constexpr (Acc) acc[g][v] = _mm512_xor_si512(acc[g][v], _mm512_loadu_si512(dsts[g] + pos + v * kVec));
+    }
+}
+
+// ... the other sources go in pairs through xor3, an odd one last ...
+template <std::size_t K, std::size_t G, std::size_t V, Fetch F>
+[[gnu::always_inline]] inline void add_sources(__m512i (&acc)[G][V], const __m512i (&mat)[K][G],
+                                               const std::uint8_t* const* srcs, std::size_t pos, std::size_t distance) {
+  std::size_t s = 1;
+  for (; s + 2 <= K; s += 2) {
+    __m512i x[V], y[V];
+    for (std::size_t v = 0; v < V; ++v) {
+      x[v] = _mm512_loadu_si512(srcs[s] + pos + v * kVec);
+      y[v] = _mm512_loadu_si512(srcs[s + 1] + pos + v * kVec);
+    }
+    prefetch_lines<F, V>(srcs[s] + pos + distance);
+    prefetch_lines<F, V>(srcs[s + 1] + pos + distance);
+    for (std::size_t g = 0; g < G; ++g)
+      for (std::size_t v = 0; v < V; ++v)
+        acc[g][v] = xor3(acc[g][v], _mm512_gf2p8affine_epi64_epi8(x[v], mat[s][g], 0),
+                         _mm512_gf2p8affine_epi64_epi8(y[v], mat[s + 1][g], 0));
+  }
+  if (s < K) {
+    __m512i x[V];
+    for (std::size_t v = 0; v < V; ++v) x[v] = _mm512_loadu_si512(srcs[s] + pos + v * kVec);
+    prefetch_lines<F, V>(srcs[s] + pos + distance);
+    for (std::size_t g = 0; g < G; ++g)
+      for (std::size_t v = 0; v < V; ++v)
+        acc[g][v] = _mm512_xor_si512(acc[g][v], _mm512_gf2p8affine_epi64_epi8(x[v], mat[s][g], 0));
+  }
+}
+
+// ... and the accumulators are stored, streamed past the caches where Stream says so.
+template <std::size_t G, std::size_t V, bool Stream>
+[[gnu::always_inline]] inline void store_accumulators(const __m512i (&acc)[G][V], std::uint8_t* const* dsts,
+                                                      std::size_t pos) {
+  for (std::size_t g = 0; g < G; ++g)
+    for (std::size_t v = 0; v < V; ++v) {
+      if constexpr (Stream) _mm512_stream_si512(reinterpret_cast<__m512i*>(dsts[g] + pos + v * kVec), acc[g][v]);
+      else _mm512_storeu_si512(dsts[g] + pos + v * kVec, acc[g][v]);
+    }
+}
+
+// K sources into G outputs over columns [off, off + n), mats as expand_by_group lays them out for one
+// group of G; the columns short of a whole step take the general kernel's tail.
 template <std::size_t K, std::size_t G, bool Acc, Fetch F, bool Stream>
 void dot_resident(std::uint8_t* const* group_dsts, const std::uint8_t* const* group_srcs, const std::uint64_t* mats,
                   std::size_t off, std::size_t n, std::size_t distance) {
@@ -230,39 +288,9 @@ void dot_resident(std::uint8_t* const* group_dsts, const std::uint8_t* const* gr
   std::size_t pos = off;
   for (; pos + V * kVec <= end; pos += V * kVec) {
     __m512i acc[G][V];
-    __m512i x[V], y[V];
-    for (std::size_t v = 0; v < V; ++v) x[v] = _mm512_loadu_si512(srcs[0] + pos + v * kVec);
-    prefetch_lines<F, V>(srcs[0] + pos + distance);
-    for (std::size_t g = 0; g < G; ++g)
-      for (std::size_t v = 0; v < V; ++v) {
-        acc[g][v] = _mm512_gf2p8affine_epi64_epi8(x[v], mat[0][g], 0);
-        if constexpr (Acc) acc[g][v] = _mm512_xor_si512(acc[g][v], _mm512_loadu_si512(dsts[g] + pos + v * kVec));
-      }
-    std::size_t s = 1;
-    for (; s + 2 <= K; s += 2) {
-      for (std::size_t v = 0; v < V; ++v) {
-        x[v] = _mm512_loadu_si512(srcs[s] + pos + v * kVec);
-        y[v] = _mm512_loadu_si512(srcs[s + 1] + pos + v * kVec);
-      }
-      prefetch_lines<F, V>(srcs[s] + pos + distance);
-      prefetch_lines<F, V>(srcs[s + 1] + pos + distance);
-      for (std::size_t g = 0; g < G; ++g)
-        for (std::size_t v = 0; v < V; ++v)
-          acc[g][v] = xor3(acc[g][v], _mm512_gf2p8affine_epi64_epi8(x[v], mat[s][g], 0),
-                           _mm512_gf2p8affine_epi64_epi8(y[v], mat[s + 1][g], 0));
-    }
-    if (s < K) {
-      for (std::size_t v = 0; v < V; ++v) x[v] = _mm512_loadu_si512(srcs[s] + pos + v * kVec);
-      prefetch_lines<F, V>(srcs[s] + pos + distance);
-      for (std::size_t g = 0; g < G; ++g)
-        for (std::size_t v = 0; v < V; ++v)
-          acc[g][v] = _mm512_xor_si512(acc[g][v], _mm512_gf2p8affine_epi64_epi8(x[v], mat[s][g], 0));
-    }
-    for (std::size_t g = 0; g < G; ++g)
-      for (std::size_t v = 0; v < V; ++v) {
-        if constexpr (Stream) _mm512_stream_si512(reinterpret_cast<__m512i*>(dsts[g] + pos + v * kVec), acc[g][v]);
-        else _mm512_storeu_si512(dsts[g] + pos + v * kVec, acc[g][v]);
-      }
+    start_accumulators<K, G, V, Acc, F>(acc, mat, dsts, srcs, pos, distance);
+    add_sources<K, G, V, F>(acc, mat, srcs, pos, distance);
+    store_accumulators<G, V, Stream>(acc, dsts, pos);
   }
   if (pos < end) dot_columns<G, Acc, Fetch::none, false>(dsts, srcs, K, ExpandedMats<G>{mats}, pos, end - pos);
 }
