@@ -2,6 +2,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -53,7 +54,7 @@ void mul_add(std::uint8_t* dst, const std::uint8_t* src, std::uint8_t c, std::si
 __m512i xor3(__m512i acc, __m512i a, __m512i b) { return _mm512_ternarylogic_epi64(acc, a, b, 0x96); }
 
 // The line at p fetched into the level prefetch_plan (region_blocking.hpp) chose, or nothing. Inlined by
-// force, as are its callers: GCC took an out-of-line function holding only a prefetch for one without
+// force, as is its caller: GCC took an out-of-line function holding only a prefetch for one without
 // effects and dropped the calls to it.
 template <Fetch F>
 [[gnu::always_inline]] inline void prefetch_line(const std::uint8_t* p) {
@@ -61,11 +62,10 @@ template <Fetch F>
   else if constexpr (F == Fetch::into_l2) _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T1);
 }
 
-// A step's two source lines fetched `distance` ahead of use.
-template <Fetch F>
-[[gnu::always_inline]] inline void prefetch_step(const std::uint8_t* src, std::size_t distance) {
-  prefetch_line<F>(src + distance);
-  prefetch_line<F>(src + distance + kVec);
+// The V lines of a step of V vectors from src, fetched ahead of use (src already `distance` ahead).
+template <Fetch F, std::size_t V>
+[[gnu::always_inline]] inline void prefetch_lines(const std::uint8_t* src) {
+  for (std::size_t v = 0; v < V; ++v) prefetch_line<F>(src + v * kVec);
 }
 
 // Where a group kernel finds the matrix of source s for its output g: among the constants expanded for
@@ -98,8 +98,8 @@ template <std::size_t G, bool Acc, Fetch F, bool Stream, class Mats>
   for (; s + 2 <= k; s += 2) {
     const __m512i x0 = _mm512_loadu_si512(srcs[s] + pos), y0 = _mm512_loadu_si512(srcs[s] + pos + kVec);
     const __m512i x1 = _mm512_loadu_si512(srcs[s + 1] + pos), y1 = _mm512_loadu_si512(srcs[s + 1] + pos + kVec);
-    prefetch_step<F>(srcs[s] + pos, distance);
-    prefetch_step<F>(srcs[s + 1] + pos, distance);
+    prefetch_lines<F, 2>(srcs[s] + pos + distance);
+    prefetch_lines<F, 2>(srcs[s + 1] + pos + distance);
     for (std::size_t g = 0; g < G; ++g) {
       const __m512i m0 = _mm512_set1_epi64(static_cast<long long>(mats.at(s, g)));
       const __m512i m1 = _mm512_set1_epi64(static_cast<long long>(mats.at(s + 1, g)));
@@ -109,7 +109,7 @@ template <std::size_t G, bool Acc, Fetch F, bool Stream, class Mats>
   }
   if (s < k) {
     const __m512i x = _mm512_loadu_si512(srcs[s] + pos), y = _mm512_loadu_si512(srcs[s] + pos + kVec);
-    prefetch_step<F>(srcs[s] + pos, distance);
+    prefetch_lines<F, 2>(srcs[s] + pos + distance);
     for (std::size_t g = 0; g < G; ++g) {
       a[g] = _mm512_xor_si512(a[g], times(x, mats.at(s, g)));
       b[g] = _mm512_xor_si512(b[g], times(y, mats.at(s, g)));
@@ -189,12 +189,6 @@ void dot_multi_from_table(std::uint8_t* const* dsts, std::size_t m, const std::u
     const std::size_t gs = std::min(group, m - g0);
     fns[gs](dsts + g0, srcs, k, coefs + g0 * k, len);
   }
-}
-
-// V lines from src fetched ahead of use (one per vector of a resident step).
-template <Fetch F, std::size_t V>
-[[gnu::always_inline]] inline void prefetch_lines(const std::uint8_t* src) {
-  for (std::size_t v = 0; v < V; ++v) prefetch_line<F>(src + v * kVec);
 }
 
 // Calls whose whole matrix fits in the 32 registers beside the accumulators (4+2, 6+3, 8+3 and their
@@ -401,12 +395,14 @@ bool dot_blocked(std::uint8_t* const* dsts, std::size_t m, const std::uint8_t* c
   const std::size_t most = block_sources(m);
   const std::size_t blocks = (k + most - 1) / most, per = (k + blocks - 1) / blocks;
   if (prefetch_pays(k, m, len) && (blocks > kBlockedMaxBlocksBeyondL2 || (k + m) * len <= 2 * l2_bytes())) return false;
+  std::array<ResidentFn, kBlockedMaxSources> kernels{};  // one per block, looked up once a call
+  for (std::size_t b = 0, s0 = 0; s0 < k; ++b, s0 += per)
+    kernels[b] = resident_kernel(std::min(per, k - s0), m, accumulate || s0 > 0, false, plan.fetch);
   const std::size_t chunk = blocked_chunk(m);
   for (std::size_t off = 0; off < len; off += chunk) {
     const std::size_t n = std::min(chunk, len - off);
-    for (std::size_t s0 = 0; s0 < k; s0 += per)
-      resident_kernel(std::min(per, k - s0), m, accumulate || s0 > 0, false, plan.fetch)(dsts, srcs + s0, mats + s0 * m,
-                                                                                         off, n, plan.distance);
+    for (std::size_t b = 0, s0 = 0; s0 < k; ++b, s0 += per)
+      kernels[b](dsts, srcs + s0, mats + s0 * m, off, n, plan.distance);
   }
   return true;
 }

@@ -145,9 +145,10 @@ TEST_P(RegionKernelTest, DotMultiSmallMatricesOfEverySize) {
 }
 
 TEST_P(RegionKernelTest, DotMultiInBlocksOfSources) {
-  // Up to 4 outputs from more sources than fit in registers run, on AVX-512 + GFNI, as blocks of sources
-  // over column chunks of the outputs (2 blocks for 10+4 and 12+4, 3 for 16+4 and 17+3), each block after
-  // the first accumulating: several chunks and a ragged last one, outputs poisoned or accumulated into.
+  // Up to 4 outputs from more sources than fit in registers run, on Zen 5's AVX-512 + GFNI, as blocks of
+  // sources over column chunks of the outputs (2 blocks for 10+4 and 12+4, 3 for 16+4 and 17+3), each
+  // block after the first accumulating: several chunks and a ragged last one, outputs poisoned or
+  // accumulated into. 24+2 and 32+1 outgrow half of a 1 MiB L2 here and take the general kernel.
   for (const auto& [k, m] : {std::pair<std::size_t, std::size_t>{10, 4}, {12, 4}, {16, 4}, {17, 3}, {24, 2}, {32, 1}})
     for (bool acc : {false, true}) check_dot(this->k(), k, m, 20000 + 77, acc, false, rng);
 }
