@@ -450,6 +450,22 @@ void ServerLink::poll(TimePoint now, const Send& send) {
   }
 }
 
+TimePoint ServerLink::next_poll() const {
+  switch (state_) {
+    // A handshake's timers are many and its life short: it is polled every time.
+    case State::hello:
+    case State::join: return TimePoint::min();
+    case State::established: {
+      if (ack_now_ || unvouched_) return TimePoint::min();
+      // Each of poll()'s conditions waits for one of these: an ACK due, a silence, or time since our last ACK.
+      const auto silence = std::min<Clock::duration>({kNudgeAfter, options_.stall_timeout, idle_timeout_});
+      const auto since_ack = std::min<Clock::duration>(kNudgeAfter, idle_timeout_ / 4);
+      return std::min({ack_due_, last_heard_ + silence, last_ack_ + since_ack});
+    }
+    default: return TimePoint::max();
+  }
+}
+
 void ServerLink::acknowledge(TimePoint now, const Send& send) {
   if (state_ == State::established) send_ack(now, send);
 }

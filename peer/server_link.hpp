@@ -62,6 +62,10 @@ class ServerLink {
   bool on_datagram(std::span<std::uint8_t> datagram, TimePoint now, const Send& send);
   // Retransmissions, ACKs, keepalives, silence detection.
   void poll(TimePoint now, const Send& send);
+  // The earliest time at which poll() may act, as things stand: a caller with many links (the swarm's
+  // worker) polls only those due. Input can make it earlier, so it is read again after input. Polling
+  // sooner is harmless.
+  TimePoint next_poll() const;
   // An ACK now, when established: another server's symbol brought a segment to full rank, and this one must
   // stop sending it too (its own next ACK could be 16 packets or a tick away).
   void acknowledge(TimePoint now, const Send& send);

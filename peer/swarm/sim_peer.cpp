@@ -162,6 +162,14 @@ void SimPeer::poll(TimePoint now) {
   after_input(now);
 }
 
+TimePoint SimPeer::earliest_poll() const {
+  // A batched decoder's results are settled by poll() too.
+  if (options_.batcher && options_.verify) return TimePoint::min();
+  TimePoint at = TimePoint::max();
+  for (std::size_t i = 0; i < links_.size(); ++i) at = std::min(at, links_[i].next_poll());
+  return at;
+}
+
 void SimPeer::on_decoded(TimePoint now) {
   if (status_ != Status::running || receiver_.settle_decoded(now) == 0) return;
   // As when a symbol completes a segment: the servers stop sending it now.
@@ -181,8 +189,9 @@ void SimPeer::after_input(TimePoint now) {
   }
   if (links_.all_failed()) {
     failure_ = links_.failures();
-    finish(Status::failed, now);
+    return finish(Status::failed, now);
   }
+  next_poll_ = earliest_poll();
 }
 
 void SimPeer::leave(bool polite, TimePoint now) {
@@ -203,6 +212,7 @@ void SimPeer::give_up(const std::string& why, TimePoint now) {
 
 void SimPeer::finish(Status status, TimePoint now) {
   status_ = status;
+  next_poll_ = TimePoint::max();
   ended_ = now;
   receiver_.finish(now);
   // Free the seat and the pending work: a finished peer costs nothing more.

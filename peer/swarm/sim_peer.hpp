@@ -67,8 +67,11 @@ class SimPeer final : private GroupMember {
   SimPeer& operator=(const SimPeer&) = delete;
 
   void start(TimePoint now);
-  // Retransmissions, ACKs, silence detection, completion: the worker calls it every few milliseconds.
+  // Retransmissions, ACKs, silence detection, completion: the worker calls it on its tick once
+  // next_poll() has come.
   void poll(TimePoint now);
+  // When poll() may next have something to do (kept up to date after every poll and input).
+  TimePoint next_poll() const { return next_poll_; }
   // Segments decoded by the batcher are verified and written, and the servers hear of it at once.
   void on_decoded(TimePoint now);
   // Churn: the peer goes away now, saying BYE (polite) or simply falling silent.
@@ -109,7 +112,11 @@ class SimPeer final : private GroupMember {
   void run_delayed();
   void after_input(TimePoint now) override;
   void finish(Status status, TimePoint now);
+  TimePoint earliest_poll() const;
 
+  // First, with the status: the worker reads these of every peer on every tick.
+  TimePoint next_poll_ = TimePoint::min();
+  Status status_ = Status::running;
   boost::asio::io_context& io_;
   std::uint32_t id_;
   SimPeerOptions options_;
@@ -129,7 +136,6 @@ class SimPeer final : private GroupMember {
   TimePoint delay_timer_at_ = TimePoint::max();
   std::uint64_t jitter_state_;
 
-  Status status_ = Status::running;
   std::string failure_;
   TimePoint started_{}, ended_{};
   std::optional<TimePoint> completed_at_;

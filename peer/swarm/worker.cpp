@@ -82,7 +82,9 @@ void Worker::tick() {
   if (stopping_) return;
   const auto now = Clock::now();
   sockets_.hold();
-  for (auto& p : peers_) p->poll(now);
+  // Most peers have nothing due: their ACKs go out as packets arrive, and their timers are long.
+  for (auto& p : peers_)
+    if (p->next_poll() <= now) p->poll(now);
   sockets_.release();
   sockets_.sweep();
   if (++ticks_ % kSnapshotEvery == 0) publish();

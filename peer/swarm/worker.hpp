@@ -1,5 +1,5 @@
 #pragma once
-// One worker thread of a swarm: many simulated peers on one io_context, polled every tick, sharing
+// One worker thread of a swarm: many simulated peers on one io_context, polled on a tick when due, sharing
 // the thread's sockets (peer/swarm/socket_group.hpp), receive scratch and socket readiness set. The calling thread
 // posts requests (start a peer, churn one) and reads the counters the worker publishes every few ticks.
 #include <boost/asio/executor_work_guard.hpp>

@@ -1,5 +1,6 @@
 // ServerLink's handshake on a path where the server answers every HELLO but no JOIN, as one does after
-// closing a handshake whose JOINs it stopped hearing (it then drops them as replays).
+// closing a handshake whose JOINs it stopped hearing (it then drops them as replays); and next_poll(),
+// before which a poll does nothing, over a session whose server falls silent.
 #include "peer/server_link.hpp"
 
 #include <gtest/gtest.h>
@@ -8,7 +9,9 @@
 #include <optional>
 #include <vector>
 
+#include "protocol/handshake.hpp"
 #include "protocol/packets.hpp"
+#include "protocol/segment_seal.hpp"
 
 namespace ncast::peer {
 namespace {
@@ -70,6 +73,69 @@ TEST(ServerLink, UnansweredJoinsStartOverWithANewNonceThenGiveUp) {
   EXPECT_EQ(full, 1);
   EXPECT_EQ(hellos, 4);
   EXPECT_EQ(link.counters().handshakes, 4u);
+}
+
+TEST(ServerLink, APollBeforeNextPollDoesNothing) {
+  StreamReceiver receiver({}, [](std::span<const std::uint8_t>) {});
+  LinkOptions options;
+  options.server = net::Address::parse("127.0.0.1:7000");
+  options.stream = "movie";
+  ServerLink link(options, receiver);
+  std::vector<std::vector<std::uint8_t>> sent;
+  const ServerLink::Send send = [&](std::span<const std::uint8_t> d) { sent.emplace_back(d.begin(), d.end()); };
+  const auto identity = proto::Ed25519Identity::generate();
+  // The server's side of the handshake, in-process: a RETRY for the HELLO, a MANIFEST for the JOIN.
+  auto now = TimePoint{} + 1h;
+  link.start(now, send);
+  auto hello = proto::decode_hello(sent.at(0));
+  ASSERT_TRUE(hello);
+  auto retry = proto::encode(proto::Retry{hello->nonce, std::vector<std::uint8_t>(16, 7)});
+  link.on_datagram(retry, now, send);
+  const auto join = proto::decode_join(sent.at(1));
+  ASSERT_TRUE(join);
+  proto::ManifestBody body;
+  body.server_id = 1;
+  body.stream_id = 2;
+  body.name = "movie";
+  body.n = 128;
+  body.symbol_size = 1024;
+  body.segment_count = 3;
+  body.window = join->window;
+  body.share = join->share;
+  body.max_datagram = join->max_datagram;
+  body.stream_key.assign(16, 0x5A);
+  body.origin = identity.public_key();  // the server is the stream's origin
+  body.certificate = proto::certify(identity, proto::stream_identity(body));
+  auto accepted = proto::server_accept(sent.at(1), *join, identity, proto::Suite::aes128_gcm, 0x1234, body);
+  ASSERT_TRUE(accepted);
+  link.on_datagram(accepted->manifest, now, send);
+  ASSERT_EQ(link.state(), ServerLink::State::established) << link.failure();
+
+  // The server says nothing more, not even the segment table. Polled every millisecond, the link acts
+  // (ACKs that tell the server it is there, then a new handshake after the idle timeout, retransmitted)
+  // only once next_poll() has come.
+  const std::size_t at_start = sent.size();
+  TimePoint rejoined{};
+  std::size_t acts = 0;
+  for (int ms = 1; ms <= 12000; ++ms) {
+    now += 1ms;
+    const TimePoint due = link.next_poll();
+    const auto state = link.state();
+    const std::size_t before = sent.size();
+    link.poll(now, send);
+    if (now < due) {
+      ASSERT_EQ(sent.size(), before) << ms << " ms";
+      ASSERT_EQ(link.state(), state) << ms << " ms";
+    }
+    acts += sent.size() > before;
+    if (rejoined == TimePoint{} && link.state() != ServerLink::State::established) rejoined = now;
+  }
+  // Keepalive ACKs every quarter of the idle timeout (2.5 s), then HELLOs from the idle timeout on.
+  const auto idle = std::chrono::milliseconds(body.idle_timeout_ms);
+  EXPECT_EQ(rejoined - (TimePoint{} + 1h), idle + 1ms);
+  EXPECT_EQ(link.counters().acks_sent, 1u + 3u);  // the first when the MANIFEST came
+  EXPECT_GT(acts, 4u);
+  EXPECT_GT(sent.size(), at_start + 4);
 }
 
 }  // namespace
