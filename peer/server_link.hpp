@@ -160,6 +160,8 @@ class ServerLink {
   bool standby_ = false;
   std::pair<std::uint16_t, bool> standby_share_{};  // the share and systematic flag it was joined with
   std::uint32_t unacked_ = 0;
+  proto::AckBody ack_;  // the last ACK's body and datagram, their storage reused
+  std::vector<std::uint8_t> ack_out_;
   TimePoint ack_due_ = TimePoint::max();
   bool ack_now_ = false;
   LinkCounters counters_;

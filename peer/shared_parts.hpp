@@ -25,7 +25,9 @@ class SharedParts {
   explicit SharedParts(std::size_t slots = 1024);
 
   proto::Sha256Digest digest(std::span<const std::uint8_t> shared);
-  // As proto::open_shared(stream, shared), `key` the stream key's octets (stream's context).
+  // As proto::open_shared(stream, shared), `key` the stream key's octets (stream's context). Called
+  // next after digest() of the same octets, unchanged (a link checks a datagram's authenticator, then
+  // opens it), it does not compare them with the slot's again.
   std::optional<std::span<const std::uint8_t>> open(std::span<std::uint8_t> shared, std::span<const std::uint8_t> key,
                                                     proto::Aead& stream);
 
@@ -45,6 +47,8 @@ class SharedParts {
   bool holds(const Slot& s, std::span<const std::uint8_t> shared) const;
 
   std::vector<Slot> slots_;
+  // What digest() last found in (or put into) its slot; the next open() takes it and clears it.
+  std::span<const std::uint8_t> digested_;
   std::uint64_t hits_ = 0, misses_ = 0, opens_reused_ = 0;
 };
 

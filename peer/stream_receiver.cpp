@@ -271,13 +271,18 @@ void StreamReceiver::finish(TimePoint now) {
 
 std::vector<proto::AckEntry> StreamReceiver::ack_entries() const {
   std::vector<proto::AckEntry> out;
+  ack_entries(out);
+  return out;
+}
+
+void StreamReceiver::ack_entries(std::vector<proto::AckEntry>& out) const {
+  out.clear();
   for (auto it = slots_.lower_bound(next_write_); it != slots_.end() && out.size() < proto::kMaxAckEntries; ++it) {
     if (it->first >= std::uint64_t{next_write_} + options_.window) break;
     const auto rank = it->second.decoder->rank();
     if (rank == 0 && !it->second.decoded) continue;
     out.push_back({it->first, static_cast<std::uint16_t>(rank), it->second.decoded});
   }
-  return out;
 }
 
 std::size_t StreamReceiver::rank(std::uint32_t segment) const {

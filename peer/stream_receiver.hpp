@@ -138,6 +138,8 @@ class StreamReceiver {
   // Segments the peer knows of and still waits for.
   bool expecting_data() const { return next_write_ < descriptors_.size(); }
   std::vector<proto::AckEntry> ack_entries() const;
+  // The same into out (cleared first): an ACK sent every 16 packets reuses one vector.
+  void ack_entries(std::vector<proto::AckEntry>& out) const;
   std::uint32_t window() const { return options_.window; }
 
   // Rank held of a segment (n_s once decoded). The CPU decoder holding its rows, which a relay

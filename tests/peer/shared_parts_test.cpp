@@ -152,5 +152,30 @@ TEST(SharedParts, AnOpenOfOctetsTheSlotDoesNotHoldIsAPlainOpen) {
   EXPECT_EQ(cache.opens_reused(), 0u);
 }
 
+// An open right after the digest of the same octets does not compare them again; any other open does,
+// also one of other octets put where the digested ones were (the receive buffer is reused).
+TEST(SharedParts, OnlyTheOpenRightAfterItsDigestSkipsTheComparison) {
+  const auto key = proto::StreamKey::generate(proto::Suite::aes128_gcm);
+  const auto shared = sealed(key, 8);
+  const auto plain = opened_alone(key, shared);
+  SharedParts cache(1);
+  auto open = [&](std::vector<std::uint8_t>& buffer) {
+    auto aead = proto::stream_aead(key, proto::Aead::Direction::open);
+    const auto body = cache.open(buffer, key.key, aead);
+    return body ? std::optional(std::vector<std::uint8_t>(body->begin(), body->end())) : std::nullopt;
+  };
+  auto buffer = shared;
+  cache.digest(buffer);
+  EXPECT_EQ(open(buffer), plain);  // opened and kept
+  buffer = shared;
+  cache.digest(buffer);
+  EXPECT_EQ(open(buffer), plain);  // reused
+  EXPECT_EQ(cache.opens_reused(), 1u);
+  buffer = shared;
+  buffer[proto::kCodedHeaderSize + 100] ^= 1;  // other octets in the same place, not digested
+  EXPECT_EQ(open(buffer), std::nullopt);
+  EXPECT_EQ(cache.opens_reused(), 1u);
+}
+
 }  // namespace
 }  // namespace ncast::peer
