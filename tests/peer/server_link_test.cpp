@@ -18,14 +18,26 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TEST(ServerLink, UnansweredJoinsStartOverWithANewNonceThenGiveUp) {
-  StreamReceiver receiver({}, [](std::span<const std::uint8_t>) {});
+LinkOptions movie_options() {
   LinkOptions options;
   options.server = net::Address::parse("127.0.0.1:7000");
   options.stream = "movie";
-  ServerLink link(options, receiver);
+  return options;
+}
+
+// A link to a server at 127.0.0.1:7000 for stream "movie", and what it sends.
+struct LinkUnderTest {
+  StreamReceiver receiver{{}, [](std::span<const std::uint8_t>) {}};
+  ServerLink link{movie_options(), receiver};
   std::vector<std::vector<std::uint8_t>> sent;
-  const ServerLink::Send send = [&](std::span<const std::uint8_t> d) { sent.emplace_back(d.begin(), d.end()); };
+  const ServerLink::Send send = [this](std::span<const std::uint8_t> d) { sent.emplace_back(d.begin(), d.end()); };
+};
+
+TEST(ServerLink, UnansweredJoinsStartOverWithANewNonceThenGiveUp) {
+  LinkUnderTest t;
+  auto& link = t.link;
+  auto& sent = t.sent;
+  const auto& send = t.send;
 
   struct Joins {
     int count = 0;
@@ -76,13 +88,10 @@ TEST(ServerLink, UnansweredJoinsStartOverWithANewNonceThenGiveUp) {
 }
 
 TEST(ServerLink, APollBeforeNextPollDoesNothing) {
-  StreamReceiver receiver({}, [](std::span<const std::uint8_t>) {});
-  LinkOptions options;
-  options.server = net::Address::parse("127.0.0.1:7000");
-  options.stream = "movie";
-  ServerLink link(options, receiver);
-  std::vector<std::vector<std::uint8_t>> sent;
-  const ServerLink::Send send = [&](std::span<const std::uint8_t> d) { sent.emplace_back(d.begin(), d.end()); };
+  LinkUnderTest t;
+  auto& link = t.link;
+  auto& sent = t.sent;
+  const auto& send = t.send;
   const auto identity = proto::Ed25519Identity::generate();
   // The server's side of the handshake, in-process: a RETRY for the HELLO, a MANIFEST for the JOIN.
   auto now = TimePoint{} + 1h;
