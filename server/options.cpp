@@ -105,8 +105,7 @@ po::options_description delivery_options(ServerOptions& o, RawOptions& r) {
       "max-rate", po::value(&r.max_rate)->default_value("1G"), "bit/s of all sessions together")(
       "pacing-tick-us", po::value(&r.pacing_tick_us)->default_value(1000),
       "µs grid of pacing wake-ups: the sessions due in a tick share one wake-up and one sendmmsg (about half the "
-      "server CPU of per-session timing at a few hundred peers); from 250 the finest grid, grown up to 4 ms while no "
-      "session needs it finer and few datagrams go; 1: per-session timing (1..100000)")(
+      "server CPU of per-session timing at a few hundred peers); 1: per-session timing (1..100000)")(
       "pacing-burst", po::value(&r.pacing_burst)->default_value(16),
       "datagrams a paced session sends in a row, as one UDP GSO message: fewer sends and peer wake-ups, for a delay of "
       "burst/rate; never more than the peer surely still needs, so a round's end goes one by one (1..32)");

@@ -19,9 +19,11 @@ constexpr auto kHousekeeping = 100ms;
 // measured: half a second is 40 datagrams of a 768 kbit/s stream, and ends the overloading sessions of
 // a path within half a second of most of its sessions' breakers finding it short.
 constexpr auto kSharedPathWindow = 500ms;
-// Input is left to the pacing timer while it is due within this, or within the grid's period if that
-// is longer: the longest a datagram waits unread.
+// Input is left to the pacing timer while it is due within this: the longest a datagram waits unread.
 constexpr auto kParkHorizon = 2ms;
+// A pacing grid this coarse or coarser ticks periodically while wake-ups are near; a finer one is
+// per-session timing, one expiry at a time.
+constexpr auto kMinTickPeriod = 250us;
 
 }  // namespace
 
@@ -33,10 +35,10 @@ Server::Server(asio::io_context& io, const ServerConfig& config, const proto::Ed
       ticker_(io, [this] { run_parked(); }),
       housekeeping_timer_(io),
       started_(Clock::now()),
-      grid_(started_, std::max(config.pacing_tick, std::chrono::microseconds(1))),
       admission_(config_, identity, socket_, metrics_, streams_, started_) {
   if (!config_.open_sessions) config_.open_sessions = std::make_shared<std::atomic<std::size_t>>(0);
   if (!config_.sources) config_.sources = std::make_shared<SourceLimits>(config_.max_sessions_per_source);
+  if (config_.pacing_tick <= std::chrono::microseconds::zero()) config_.pacing_tick = std::chrono::microseconds(1);
 }
 
 Server::~Server() = default;
@@ -201,9 +203,17 @@ void Server::migrate(std::uint32_t slot, const net::Address& to, TimePoint now) 
 
 // ---- scheduling ----
 
+TimePoint Server::on_grid(TimePoint at) const {
+  const auto tick = config_.pacing_tick;
+  const auto since = at - started_;
+  if (since <= Clock::duration::zero()) return at;
+  const auto ticks = (since + tick - Clock::duration(1)) / tick;
+  return started_ + ticks * tick;
+}
+
 void Server::schedule(std::uint32_t slot, TimePoint at) {
   if (at == TimePoint::max() || stopping_ || !slots_[slot].session) return;
-  at = grid_.round_up(at);
+  at = on_grid(at);
   // A wake-up at or before this one is pending: the session is looked at then, and may sleep on.
   if (slots_[slot].due <= at) return;
   push_wake(slot, at);
@@ -228,12 +238,12 @@ void Server::arm_timer() {
   const TimePoint at = wakes_.top().at;
   // While the timer is this near, input waits for it: the datagrams that come in meanwhile (mostly ACKs)
   // are read in one go then, not each batch on a wake-up of its own, and their stamps keep the RTTs exact.
-  const bool near = at - Clock::now() <= std::max<Clock::duration>(kParkHorizon, grid_.period());
+  const bool near = at - Clock::now() <= kParkHorizon;
   park(near);
   // Near, and on a grid of a useful period, the ticker fires on every grid point: nothing to set per
   // wake-up, and nothing for schedule() to move earlier.
-  const bool tick = near && grid_.ticks();
-  ticker_.set(at, tick ? grid_.period() : std::chrono::nanoseconds::zero());
+  const bool tick = near && config_.pacing_tick >= kMinTickPeriod;
+  ticker_.set(at, tick ? std::chrono::nanoseconds(config_.pacing_tick) : std::chrono::nanoseconds::zero());
 }
 
 void Server::run_parked() {
@@ -268,7 +278,7 @@ void Server::run_due(TimePoint now) {
       return wait_writable();
     }
     // Later ones go onto the pacing grid; those due now come back within this run.
-    if (end.next != TimePoint::max()) push_wake(w.slot, end.next > now ? grid_.round_up(end.next) : end.next);
+    if (end.next != TimePoint::max()) push_wake(w.slot, end.next > now ? on_grid(end.next) : end.next);
   }
   if (!socket_.flush()) return wait_writable();
   if (budget == 0) {
@@ -282,7 +292,6 @@ void Server::run_due(TimePoint now) {
 Server::TurnEnd Server::take_turn(std::uint32_t slot, std::size_t& budget, TimePoint now) {
   Session& s = *slots_[slot].session;
   s.refill(now);
-  grid_.note_interval(s.coarsest_grid());
   // A turn sends a whole burst, or it would send the burst's datagrams one wake-up each; near the
   // end of a round, only what the peer surely still needs, and the rest a tick later at the earliest.
   const std::size_t in_a_row = s.in_a_row();
@@ -382,7 +391,6 @@ void Server::housekeeping(TimePoint now) {
   const bool sample = now - sampled_at_ >= 1s;
   if (sample) sampled_at_ = now;
   closing_.expire(now);
-  grid_.adjust(now, metrics_.coded_packets + metrics_.systematic_packets + metrics_.segments_packets);
   if (now - shared_paths_at_ >= kSharedPathWindow) {
     shared_paths_at_ = now;
     shed_shared_paths(now);

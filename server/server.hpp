@@ -24,7 +24,6 @@
 #include "server/admission.hpp"
 #include "server/closing_sessions.hpp"
 #include "server/metrics.hpp"
-#include "server/pacing_grid.hpp"
 #include "server/pacing_ticker.hpp"
 #include "server/server_config.hpp"
 #include "server/session.hpp"
@@ -104,6 +103,7 @@ class Server final : private SessionObserver, private OpenSessions {
   void schedule(std::uint32_t slot, TimePoint at);
   void push_wake(std::uint32_t slot, TimePoint at);
   bool current(const Wake& w) const { return slots_[w.slot].session && slots_[w.slot].generation == w.generation; }
+  TimePoint on_grid(TimePoint at) const;
   void arm_timer();
   void run_due(TimePoint now);
   // How one session's turn in a run ended: when it comes back (max(): only input wakes it), or that the
@@ -149,7 +149,6 @@ class Server final : private SessionObserver, private OpenSessions {
   ServerMetrics metrics_;
   std::map<const SymbolSource*, StreamTotals> closed_totals_;  // what closed sessions sent, per stream
   std::chrono::steady_clock::time_point started_;
-  PacingGrid grid_;              // from started_
   TimePoint sampled_at_{};       // when the sessions' estimates last went into the histograms
   TimePoint shared_paths_at_{};  // the last look at shared paths
   Admission admission_;

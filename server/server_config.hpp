@@ -44,8 +44,7 @@ struct ServerConfig {
   // Wake-ups for pacing are rounded up to this grid, so that the sessions due within one tick are
   // served by one timer expiry and their packets leave in one sendmmsg (docs/streaming.md, "Pacing").
   // A session's token bucket holds at least two datagrams, so the rounding delays packets by less than
-  // a tick and costs no rate; 1 µs is per-session timing. This is the finest grid: from 250 µs on, it
-  // grows while no session needs it and the server's datagrams are few (server/pacing_grid.hpp).
+  // a tick and costs no rate; 1 µs is per-session timing.
   std::chrono::microseconds pacing_tick{1000};
   // A paced session waits until it may send this many datagrams, then sends them in a row: one UDP
   // GSO message instead of several, and one wake-up and receive at the peer (with UDP GRO), for a

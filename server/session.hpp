@@ -133,10 +133,6 @@ class Session {
   // Pacing: a token bucket of octets at rate(), holding at least a burst of datagrams.
   double rate() const;
   std::size_t burst_bytes() const;
-  // The coarsest pacing grid that changes nothing for this session: a burst's time at its rate, or none
-  // (zero) while its path did not carry it lately (then its datagrams go one at a time, and those of the
-  // sessions beside it on that path must not bunch up on a coarse grid either).
-  std::chrono::nanoseconds coarsest_grid() const;
   // How many packets a paced session may send in a row now: no more than its peer surely still needs of
   // the segment being sent (at least one). The peer may complete the segment at any packet beyond that,
   // and a burst sent past its completion would be out before the full-rank ACK could stop it. Near a

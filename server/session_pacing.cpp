@@ -6,8 +6,6 @@
 #include <cmath>
 #include <limits>
 
-#include "server/pacing_grid.hpp"
-
 namespace ncast::server {
 namespace {
 
@@ -59,15 +57,9 @@ std::size_t Session::burst_bytes() const {
   return datagrams * config_.max_datagram;
 }
 
-std::chrono::nanoseconds Session::coarsest_grid() const {
-  if (breaker_.congested_lately()) return std::chrono::nanoseconds::zero();
-  return std::chrono::nanoseconds(static_cast<long long>(1e9 * static_cast<double>(burst_bytes()) / rate()));
-}
-
 double Session::bucket_size() const {
-  // The coarsest pacing grid's worth (at least two datagrams) keeps timer jitter from costing rate.
-  return std::max({2.0 * config_.max_datagram, static_cast<double>(burst_bytes()),
-                   rate() * std::chrono::duration<double>(kMaxPacingGrid).count()});
+  // A few milliseconds' worth (at least two datagrams) keeps timer jitter from costing rate.
+  return std::max({2.0 * config_.max_datagram, static_cast<double>(burst_bytes()), rate() * 0.004});
 }
 
 void Session::refill(TimePoint now) {
