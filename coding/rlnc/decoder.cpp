@@ -21,7 +21,9 @@ Decoder::Decoder(const GenerationLayout& layout, std::span<std::uint8_t> out, co
                                             " bytes, the generation needs " + std::to_string(layout.block_bytes()));
   stride_ = (n + batch_ + 63) / 64 * 64;
   rows_.assign(n * stride_, 0);
-  staging_.assign(batch_ * layout.symbol_size(), 0);
+  const std::size_t lines = (layout.symbol_size() + kHostAlignment - 1) / kHostAlignment;
+  staging_stride_ = (lines | 1) * kHostAlignment;
+  staging_ = allocate_host(Backend::cpu, batch_ * staging_stride_);
   raw_rows_.assign(batch_ * stride_, 0);
   is_pivot_.assign(n, 0);
   is_pending_.assign(n, 0);
@@ -154,7 +156,7 @@ AddResult Decoder::add(const SymbolView& symbol) {
   clear_from_pending_rows(c);
 
   // The payload waits, raw, with its raw coefficients, until the batch is flushed.
-  std::memcpy(staging_.data() + b * layout_.symbol_size(), symbol.payload.data(), layout_.symbol_size());
+  std::memcpy(staged(b), symbol.payload.data(), layout_.symbol_size());
   std::copy_n(raw_.data(), n, raw_row(b));
   is_pivot_[c] = 1;
   is_pending_[c] = 1;
@@ -213,7 +215,7 @@ void Decoder::settle_new_rows() {
   for (std::size_t i = 0; i < b && identity; ++i)
     for (std::size_t j = 0; j < b; ++j) identity &= transform_row(i)[j] == (i == j ? 1 : 0);
   if (identity && kk == 0) {
-    for (std::size_t i = 0; i < b; ++i) std::memcpy(slot(pending_[i]), staging_.data() + i * len, len);
+    for (std::size_t i = 0; i < b; ++i) std::memcpy(slot(pending_[i]), staged(i), len);
     return;
   }
   // F[b][j] = raw_b[cols_j]; G = T·F; the product's coefficients are [T | G], row by row.
@@ -235,7 +237,7 @@ void Decoder::settle_new_rows() {
     std::copy_n(transform_row(i), b, coefs_.data() + i * width);
     std::copy_n(gcoefs_.data() + i * kk, kk, coefs_.data() + i * width + b);
     dsts_[i] = slot(pending_[i]);
-    srcs_[i] = staging_.data() + i * len;
+    srcs_[i] = staged(i);
   }
   for (std::size_t j = 0; j < kk; ++j) srcs_[b + j] = slot(cols_[j]);
   k.dot_multi(dsts_.data(), b, srcs_.data(), width, coefs_.data(), len, false);
@@ -348,7 +350,7 @@ void Decoder::combine_held(const std::uint8_t* mix, std::size_t count, std::uint
   const std::uint8_t** srcs = held_srcs_.data();
   std::uint8_t** outs = held_dsts_.data();
   for (std::size_t h = 0; h < r; ++h)
-    srcs[h] = h < settled ? slot(pivot_order_[h]) : staging_.data() + (h - settled) * len;
+    srcs[h] = h < settled ? slot(pivot_order_[h]) : staged(h - settled);
   k.dot_multi(payloads, count, srcs, r, mix, len, false);
   // Coefficients from lo on: every held row is known there.
   for (std::size_t h = 0; h < r; ++h) srcs[h] = (h < settled ? row(pivot_order_[h]) : raw_row(h - settled)) + lo;

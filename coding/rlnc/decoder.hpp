@@ -17,6 +17,7 @@
 #include <span>
 #include <vector>
 
+#include "coding/host_memory.hpp"
 #include "coding/rlnc/coefficients.hpp"
 #include "coding/rlnc/generation.hpp"
 #include "coding/rlnc/symbol.hpp"
@@ -76,6 +77,7 @@ class Decoder {
   std::uint8_t* slot(std::size_t c) const { return out_.data() + c * layout_.symbol_size(); }
   std::uint8_t* row(std::size_t c) { return rows_.data() + c * stride_; }
   const std::uint8_t* row(std::size_t c) const { return rows_.data() + c * stride_; }
+  std::uint8_t* staged(std::size_t b) const { return staging_.data() + b * staging_stride_; }
   std::uint8_t* raw_row(std::size_t b) { return raw_rows_.data() + b * stride_; }
   const std::uint8_t* raw_row(std::size_t b) const { return raw_rows_.data() + b * stride_; }
   // Row b of the transform, stored after the coefficients of pending row b.
@@ -104,8 +106,12 @@ class Decoder {
   // cleared of settled rows, to their reduced form (batch bytes), so one product updates both.
   std::vector<std::uint8_t> rows_;
   std::size_t lo_ = 0;
-  // Pending row b (pending_[b]): its raw payload and raw coefficients.
-  std::vector<std::uint8_t> staging_, raw_rows_;
+  // Pending row b (pending_[b]): its raw payload (at staged(b)) and raw coefficients. Staged payloads
+  // lie an odd number of cache lines apart, so that the products, which read them all at one column,
+  // do not find them all in one L1 set as 4 KiB symbols would put them.
+  HostBuffer staging_;
+  std::size_t staging_stride_;
+  std::vector<std::uint8_t> raw_rows_;
   std::vector<std::uint8_t> is_pivot_, is_pending_, unit_;
   mutable std::vector<std::uint8_t> decoded_;  // cache: once decoded, always decoded
   std::vector<std::uint16_t> pivot_order_;     // pivot columns in arrival order
