@@ -87,8 +87,8 @@ struct TableMats {
 // are taken in pairs for xor3. Inlined by force: with the resident kernels beside it GCC kept it out of
 // line, a call per step, and 32+8 at 4 KiB fell from 60 to 45 GB/s on Zen 5. An accumulating step reads
 // its outputs last, just before storing them: read first, their lines left L1 while the sources streamed
-// through (rows 4 KiB apart share one L1 set), and the stores missed. The RLNC decoder's updates, 96 and
-// 32 outputs from 32 sources of 4 KiB, ran 0.162 -> 0.149 ns a product on Zen 5 (0.139 when padded).
+// through (rows 4 KiB apart share one L1 set), and the stores missed: the RLNC decoder's updates of its
+// settled rows, the accumulating calls that matter, are of that layout.
 template <std::size_t G, bool Acc, Fetch F, bool Stream, class Mats>
 [[gnu::always_inline]] inline void dot_step(std::uint8_t* const* dsts, const std::uint8_t* const* srcs, std::size_t k,
                                             Mats mats, std::size_t pos, std::size_t distance) {

@@ -349,8 +349,7 @@ void Decoder::combine_held(const std::uint8_t* mix, std::size_t count, std::uint
   held_dsts_.resize(count);
   const std::uint8_t** srcs = held_srcs_.data();
   std::uint8_t** outs = held_dsts_.data();
-  for (std::size_t h = 0; h < r; ++h)
-    srcs[h] = h < settled ? slot(pivot_order_[h]) : staged(h - settled);
+  for (std::size_t h = 0; h < r; ++h) srcs[h] = h < settled ? slot(pivot_order_[h]) : staged(h - settled);
   k.dot_multi(payloads, count, srcs, r, mix, len, false);
   // Coefficients from lo on: every held row is known there.
   for (std::size_t h = 0; h < r; ++h) srcs[h] = (h < settled ? row(pivot_order_[h]) : raw_row(h - settled)) + lo;
