@@ -175,7 +175,8 @@ template <class T>
 using LineVector = std::vector<T, LineAllocator<T>>;
 
 // One constant per coefficient (make(c)), laid out group by group of balanced_group(m, group) outputs and
-// source-major inside a group: the order in which a group kernel reads them.
+// source-major inside a group: the order in which a group kernel reads them. A make that can expand a
+// whole group of 8 at once (make.group_of_8(block, rows, k), rows: 8 rows of k) is given those groups.
 template <class T, class Make>
 void expand_by_group(LineVector<T>& out, const std::uint8_t* coefs, std::size_t m, std::size_t k, std::size_t group,
                      Make make) {
@@ -184,6 +185,11 @@ void expand_by_group(LineVector<T>& out, const std::uint8_t* coefs, std::size_t 
   for (std::size_t g0 = 0; g0 < m; g0 += group) {
     const std::size_t gs = std::min(group, m - g0);
     T* block = out.data() + g0 * k;
+    if constexpr (requires { make.group_of_8(block, coefs, k); })
+      if (gs == 8) {
+        make.group_of_8(block, coefs + g0 * k, k);
+        continue;
+      }
     for (std::size_t s = 0; s < k; ++s)
       for (std::size_t g = 0; g < gs; ++g) block[s * gs + g] = make(coefs[(g0 + g) * k + s]);
   }

@@ -30,7 +30,8 @@ bool cpu_supports(Level level) {
     case Level::avx2_gfni: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("gfni");
     case Level::avx512_gfni:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("gfni");
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi") &&
+             __builtin_cpu_supports("gfni");
   }
   return false;
 }
